@@ -1,0 +1,129 @@
+"""Parent side of a rep: start the worker in a fresh process, pin it, sample it, guard it, make a row.
+
+Whatever happens (crash, time-out, engine error), the result is a row: failures are rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from edgebench.bench.guard import stolen_fraction
+from edgebench.engines.base import BASE_ENV
+from edgebench.procfs import read_proc_stat, tree_cpu_ticks, tree_rss_anon_mb
+
+
+@dataclass
+class Sampler:
+    """Samples RSS and CPU ticks of a process tree on a thread until stopped."""
+
+    pid: int
+    interval_s: float
+    peak_rss_mb: float = 0.0
+    max_tree_ticks: int = 0
+    samples: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            self.peak_rss_mb = max(self.peak_rss_mb, tree_rss_anon_mb(self.pid))
+            self.max_tree_ticks = max(self.max_tree_ticks, tree_cpu_ticks(self.pid))
+            self.samples += 1
+            self._stop.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def _pin(cores: list[int]) -> None:
+    os.sched_setaffinity(0, cores)
+    os.setsid()  # own process group, so a time-out can stop the whole engine tree by PID
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    return text[-limit:]
+
+
+def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float) -> dict:
+    """Run one rep; returns measured values plus status, error, stolen_frac and wall_s."""
+    with tempfile.TemporaryDirectory(prefix="edgebench-rep-") as tmp:
+        spec_path, out_path, log_path = (Path(tmp) / n for n in ("spec.json", "out.json", "worker.log"))
+        env = {**os.environ, **BASE_ENV}
+        cpu_before = read_proc_stat()
+        t_parent = time.time()
+        spec_path.write_text(json.dumps({**spec, "t_parent": t_parent}))
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "edgebench.bench.worker", str(spec_path), str(out_path)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                preexec_fn=functools.partial(_pin, cores),
+            )
+            sampler = Sampler(proc.pid, interval_s)
+            thread = threading.Thread(target=sampler.run, daemon=True)
+            thread.start()
+            status, error = "ok", ""
+            try:
+                _, wait_status, usage = _wait4_with_timeout(proc, timeout_s)
+                own_ticks = max(sampler.max_tree_ticks, _usage_ticks(usage))
+                if wait_status != 0:
+                    status, error = "failed", f"worker exited with {_describe(wait_status)}"
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                own_ticks = sampler.max_tree_ticks
+                status, error = "failed", f"timed out after {timeout_s:.0f} s"
+            finally:
+                sampler.stop()
+                thread.join()
+        wall_s = time.time() - t_parent
+        cpu_after = read_proc_stat()
+        result: dict = {}
+        if status == "ok":
+            result = json.loads(out_path.read_text())
+        else:
+            error = f"{error}; worker log tail:\n{_tail(log_path.read_text(errors='replace'))}"
+        result.update(
+            status=status,
+            error=error,
+            wall_s=wall_s,
+            started_at=datetime.fromtimestamp(t_parent, UTC).isoformat(),
+            peak_rss_anon_mb=sampler.peak_rss_mb if sampler.samples else float("nan"),
+            stolen_frac=stolen_fraction(cpu_before, cpu_after, cores, own_ticks, wall_s),
+            rss_samples=sampler.samples,
+        )
+        return result
+
+
+def _usage_ticks(usage) -> int:
+    return int((usage.ru_utime + usage.ru_stime) * os.sysconf("SC_CLK_TCK"))
+
+
+def _describe(wait_status: int) -> str:
+    if os.WIFSIGNALED(wait_status):
+        return f"signal {signal.Signals(os.WTERMSIG(wait_status)).name}"
+    return f"exit code {os.waitstatus_to_exitcode(wait_status)}"
+
+
+def _wait4_with_timeout(proc: subprocess.Popen, timeout_s: float):
+    """os.wait4 gives the rusage of the child and its reaped descendants; poll it with a deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pid, wait_status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(wait_status)
+            return pid, wait_status, usage
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        time.sleep(0.05)

@@ -1,0 +1,84 @@
+"""One benchmark rep, run as `python -m edgebench.bench.worker SPEC OUT` in a fresh process.
+
+The parent takes a timestamp before exec and passes it in, so ready_s counts interpreter start and
+imports (measurement rule 1). Timings are medians of `inner_iterations` runs after one warm-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def _timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def run_rep(spec: dict) -> dict:
+    from edgebench.bench.prompts import synthetic_prompt
+    from edgebench.engines import make_engine
+    from edgebench.engines.base import apply_env
+    from edgebench.procfs import tree_rss_anon_mb
+
+    t_parent = float(spec["t_parent"])
+    apply_env({})
+    engine = make_engine(spec["engine"])
+    t_import = time.time()
+    engine.import_engine()
+    import_s = time.time() - t_import
+
+    bench = spec["bench"]
+    vocab = int(spec["vocab_size"])
+    engine.load(spec["build_dir"], spec["arm"], int(bench["max_model_len"]))
+    engine.generate(synthetic_prompt(8, vocab, seed=1), 1)  # first servable token
+    ready_s = time.time() - t_parent
+
+    iterations = int(bench.get("inner_iterations", 3))
+    pp, n_decode = int(bench["prefill_tokens"]), int(bench["decode_tokens"])
+    short = synthetic_prompt(16, vocab, seed=2)
+    # Warm-up at the measured shapes, never counted.
+    engine.generate(synthetic_prompt(pp, vocab, seed=3), 1)
+    engine.generate(short, n_decode)
+    ttfts, decodes = [], []
+    for i in range(iterations):
+        # A new prompt each time so no cache can serve it.
+        ttfts.append(_timed(engine.generate, synthetic_prompt(pp, vocab, seed=100 + i), 1))
+        first = _timed(engine.generate, short, 1)
+        total = _timed(engine.generate, short, n_decode)
+        decodes.append((n_decode - 1) / max(total - first, 1e-9))
+    ttft_s = statistics.median(ttfts)
+
+    filled = int(bench["max_model_len"]) - 2
+    engine.generate(synthetic_prompt(filled, vocab, seed=4), 1)
+    rss_filled = tree_rss_anon_mb(os.getpid())
+    engine.close()
+    return {
+        "import_s": import_s,
+        "ready_s": ready_s,
+        "ttft_s": ttft_s,
+        "prefill_tok_s": pp / ttft_s,
+        "decode_tok_s": statistics.median(decodes),
+        "rss_anon_filled_ctx_mb": rss_filled,
+        "inner_iterations": iterations,
+    }
+
+
+def main(argv: list[str]) -> int:
+    spec_path, out_path = argv
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    result = run_rep(spec)
+    tmp = out_path + ".tmp"
+    with open(tmp, "w") as handle:
+        json.dump(result, handle)
+    os.replace(tmp, out_path)
+    return 0
+
+
+if __name__ == "__main__":  # vLLM spawns workers: guard the entry point
+    sys.exit(main(sys.argv[1:]))

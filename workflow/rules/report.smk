@@ -1,0 +1,27 @@
+rule chart:
+    input:
+        "results/tables/{name}.parquet",
+    output:
+        png=report(
+            "results/charts/{name}.png",
+            caption="../report/{name}_chart.rst",
+            category="Charts",
+            labels={"chart": "{name}", "format": "png"},
+        ),
+        svg="results/charts/{name}.svg",
+        html=report(
+            "results/charts/{name}.html",
+            caption="../report/{name}_chart.rst",
+            category="Charts",
+            labels={"chart": "{name}", "format": "html"},
+        ),
+    wildcard_constraints:
+        name="bench|fidelity",
+    params:
+        code=code_digest("charts.py", "metrics.py"),
+    log:
+        "results/logs/charts/{name}.log",
+    conda:
+        ENV_FILE
+    script:
+        "../scripts/chart.py"

@@ -1,0 +1,16 @@
+from edgebench.scriptlog import redirect_to_log
+from edgebench.fidelity.score import run_fidelity_arm
+
+if __name__ == "__main__":  # the engine may spawn processes that re-import this module
+    sm = snakemake  # noqa: F821
+    redirect_to_log(sm.log[0])
+    run_fidelity_arm(
+        sm.config,
+        f"{sm.wildcards.engine}/{sm.wildcards.label}",
+        build_json=sm.input.build,
+        windows_json=sm.input.windows,
+        reference_npy=sm.input.reference,
+        summary_out=sm.output.summary,
+        positions_out=sm.output.positions,
+        code_digest=sm.params.code,
+    )
