@@ -45,12 +45,17 @@ def fidelity_chart(frame: pd.DataFrame) -> alt.Chart:
     ) + base.mark_errorbar().encode(x="top1_lo:Q", x2="top1_hi:Q")
     kl = base.mark_bar(color="#d62728").encode(
         x=alt.X("kl_mean:Q", title="mean KL(ref || arm), nats (top-k lower bound)"),
-        tooltip=["arm", "kl_method", alt.Tooltip("kl_mean:Q", format=".5f"), alt.Tooltip("kl_p99:Q", format=".4f")],
+        tooltip=[
+            "arm",
+            "kl_method",
+            alt.Tooltip("kl_mean:Q", format=".5f"),
+            alt.Tooltip("kl_p99:Q", format=".4f"),
+        ],
     ) + base.mark_errorbar().encode(x="kl_lo:Q", x2="kl_hi:Q")
     height = 28 * max(len(ok), 1)
-    return alt.hconcat(top1.properties(width=300, height=height), kl.properties(width=300, height=height)).properties(
-        title="Fidelity against the bf16 reference, teacher-forced over the shipped corpus"
-    )
+    return alt.hconcat(
+        top1.properties(width=300, height=height), kl.properties(width=300, height=height)
+    ).properties(title="Fidelity against the bf16 reference, teacher-forced over the shipped corpus")
 
 
 CHARTS = {"bench": bench_chart, "fidelity": fidelity_chart}

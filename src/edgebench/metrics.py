@@ -28,7 +28,9 @@ METRICS: dict[str, Metric] = {
         Metric("ttft_s", "s", "lower", "time to first token of the pp512 prompt"),
         Metric("ready_s", "s", "lower", "process start (imports included) to the first servable token"),
         Metric("import_s", "s", "lower", "time spent importing the engine inside the rep process"),
-        Metric("peak_rss_anon_mb", "MiB", "lower", "max over the rep of RssAnon summed over engine processes"),
+        Metric(
+            "peak_rss_anon_mb", "MiB", "lower", "max over the rep of RssAnon summed over engine processes"
+        ),
         Metric("rss_anon_filled_ctx_mb", "MiB", "lower", "RssAnon summed after a prompt filling the context"),
     ]
 }

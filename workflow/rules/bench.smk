@@ -6,8 +6,6 @@ rule bench_rep:
         previous=get_previous_rep,
     output:
         "results/raw/bench/{engine}/{label}/rep{rep}.parquet",
-    params:
-        code=code_digest("bench", "engines", "procfs.py", "metrics.py", "schedule.py", *COMMON_CODE),
     log:
         "results/logs/bench/{engine}/{label}/rep{rep}.log",
     conda:
@@ -15,6 +13,10 @@ rule bench_rep:
     threads: workflow.cores
     resources:
         bench_slot=1,
+    params:
+        code=code_digest(
+            "bench", "engines", "procfs.py", "metrics.py", "schedule.py", *COMMON_CODE
+        ),
     script:
         "../scripts/bench_rep.py"
 
@@ -28,11 +30,11 @@ rule bench_table:
             caption="../report/bench_table.rst",
             category="Tables",
         ),
-    params:
-        code=code_digest(*COMMON_CODE),
     log:
         "results/logs/tables/bench.log",
     conda:
         ENV_FILE
+    params:
+        code=code_digest(*COMMON_CODE),
     script:
         "../scripts/join_table.py"

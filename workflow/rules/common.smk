@@ -13,6 +13,7 @@ config = validate_config(config)
 PACKAGE = Path(workflow.basedir).parent / "src" / "edgebench"
 ENV_FILE = "../envs/edgebench.yaml"
 
+
 wildcard_constraints:
     engine="vllm|hf",
     label="[A-Za-z0-9_.-]+",
@@ -50,12 +51,25 @@ def get_arm_build_json(wildcards):
 
 def get_previous_rep(wildcards):
     """The rep scheduled just before this one, so reps run in the rotated order, one at a time."""
-    slot = previous_slot(bench_arms(), config["bench"]["rounds"], f"{wildcards.engine}/{wildcards.label}", int(wildcards.rep))
-    return [] if slot is None else [f"results/raw/bench/{slot.arm}/rep{slot.round}.parquet"]
+    slot = previous_slot(
+        bench_arms(),
+        config["bench"]["rounds"],
+        f"{wildcards.engine}/{wildcards.label}",
+        int(wildcards.rep),
+    )
+    return (
+        []
+        if slot is None
+        else [f"results/raw/bench/{slot.arm}/rep{slot.round}.parquet"]
+    )
 
 
 def get_bench_reps(wildcards):
-    return [f"results/raw/bench/{arm}/rep{r}.parquet" for arm in bench_arms() for r in range(config["bench"]["rounds"])]
+    return [
+        f"results/raw/bench/{arm}/rep{r}.parquet"
+        for arm in bench_arms()
+        for r in range(config["bench"]["rounds"])
+    ]
 
 
 def get_fidelity_rows(wildcards):
@@ -67,5 +81,9 @@ def get_build_spec(wildcards):
 
 
 def get_final_output():
-    charts = [f"results/charts/{name}.{ext}" for name in ("bench", "fidelity") for ext in ("png", "svg", "html")]
+    charts = [
+        f"results/charts/{name}.{ext}"
+        for name in ("bench", "fidelity")
+        for ext in ("png", "svg", "html")
+    ]
     return ["results/tables/bench.parquet", "results/tables/fidelity.parquet", *charts]

@@ -3,13 +3,13 @@ rule fidelity_windows:
         build_json("reference"),
     output:
         "results/fidelity/windows.json",
-    params:
-        fidelity=config["fidelity"],
-        code=code_digest("fidelity"),
     log:
         "results/logs/fidelity/windows.log",
     conda:
         ENV_FILE
+    params:
+        fidelity=config["fidelity"],
+        code=code_digest("fidelity"),
     script:
         "../scripts/fidelity_windows.py"
 
@@ -20,13 +20,13 @@ rule fidelity_reference:
         windows="results/fidelity/windows.json",
     output:
         "results/fidelity/reference_logprobs.npy",
-    params:
-        code=code_digest("fidelity", "engines"),
     log:
         "results/logs/fidelity/reference.log",
     conda:
         ENV_FILE
     threads: workflow.cores
+    params:
+        code=code_digest("fidelity", "engines"),
     script:
         "../scripts/fidelity_reference.py"
 
@@ -39,13 +39,13 @@ rule fidelity_arm:
     output:
         summary="results/raw/fidelity/{engine}/{label}/summary.parquet",
         positions="results/raw/fidelity/{engine}/{label}/positions.parquet",
-    params:
-        code=code_digest("fidelity", "engines", *COMMON_CODE),
     log:
         "results/logs/fidelity/{engine}/{label}.log",
     conda:
         ENV_FILE
     threads: workflow.cores
+    params:
+        code=code_digest("fidelity", "engines", *COMMON_CODE),
     script:
         "../scripts/fidelity_arm.py"
 
@@ -59,11 +59,11 @@ rule fidelity_table:
             caption="../report/fidelity_table.rst",
             category="Tables",
         ),
-    params:
-        code=code_digest(*COMMON_CODE),
     log:
         "results/logs/tables/fidelity.log",
     conda:
         ENV_FILE
+    params:
+        code=code_digest(*COMMON_CODE),
     script:
         "../scripts/join_table.py"

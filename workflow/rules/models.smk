@@ -1,14 +1,14 @@
 rule reference_model:
     output:
         "results/models/reference/build.json",
-    params:
-        model=config["model"],
-        code=code_digest("models"),
     log:
         "results/logs/models/reference.log",
     conda:
         ENV_FILE
     threads: workflow.cores
+    params:
+        model=config["model"],
+        code=code_digest("models"),
     script:
         "../scripts/build_reference.py"
 
@@ -18,17 +18,17 @@ rule gptq_build:
         build_json("reference"),
     output:
         "results/models/{build}/build.json",
-    params:
-        spec=get_build_spec,
-        code=code_digest("models"),
-    wildcard_constraints:
-        build="(?!reference$)[a-z0-9][a-z0-9_.-]*",
     log:
         "results/logs/models/{build}.log",
+    wildcard_constraints:
+        build="(?!reference$)[a-z0-9][a-z0-9_.-]*",
     conda:
         ENV_FILE
     threads: workflow.cores
     resources:
         mem_mb=8000,
+    params:
+        spec=get_build_spec,
+        code=code_digest("models"),
     script:
         "../scripts/build_gptq.py"

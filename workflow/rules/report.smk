@@ -15,13 +15,13 @@ rule chart:
             category="Charts",
             labels={"chart": "{name}", "format": "html"},
         ),
-    wildcard_constraints:
-        name="bench|fidelity",
-    params:
-        code=code_digest("charts.py", "metrics.py"),
     log:
         "results/logs/charts/{name}.log",
+    wildcard_constraints:
+        name="bench|fidelity",
     conda:
         ENV_FILE
+    params:
+        code=code_digest("charts.py", "metrics.py"),
     script:
         "../scripts/chart.py"

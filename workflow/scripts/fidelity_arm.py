@@ -1,5 +1,5 @@
-from edgebench.scriptlog import redirect_to_log
 from edgebench.fidelity.score import run_fidelity_arm
+from edgebench.scriptlog import redirect_to_log
 
 if __name__ == "__main__":  # the engine may spawn processes that re-import this module
     sm = snakemake  # noqa: F821

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 
 
-def synthetic_prompt(length: int, vocab_size: int, seed: int, avoid: set[int] | frozenset = frozenset()) -> list[int]:
+def synthetic_prompt(
+    length: int, vocab_size: int, seed: int, avoid: set[int] | frozenset = frozenset()
+) -> list[int]:
     """`length` token ids drawn from the vocabulary (special tokens avoided) with a fixed seed."""
     if length < 1:
         raise ValueError(f"prompt length must be >= 1, got {length}")

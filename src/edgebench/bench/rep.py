@@ -34,7 +34,10 @@ def measure_rep(config: dict, arm_name: str, rep: int, build_dir: str, code_dige
         "vocab_size": int(model_config["vocab_size"]),
         "bench": bench,
     }
-    print(f"rep {rep} of {arm_name} (round {slot.round}, position {slot.order_position}) on cores {cores}", flush=True)
+    print(
+        f"rep {rep} of {arm_name} (round {slot.round}, position {slot.order_position}) on cores {cores}",
+        flush=True,
+    )
     result = run_worker(spec, cores, float(bench["timeout_s"]), float(bench["sample_interval_s"]))
     if result["status"] == "ok" and result["stolen_frac"] > float(bench["contention_limit"]):
         result["status"] = "contended"

@@ -59,7 +59,9 @@ class HfEngine:
             full = self.full_logprobs(window)
             top = np.argsort(-full, axis=1)[:, :topk]
             targets = full[np.arange(len(full)), window[1:]]
-            results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1).astype(np.float64), targets))
+            results.append(
+                WindowLogprobs(top, np.take_along_axis(full, top, axis=1).astype(np.float64), targets)
+            )
         return results
 
     def close(self) -> None:

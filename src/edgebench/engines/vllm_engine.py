@@ -44,10 +44,11 @@ class VllmEngine:
 
     def generate(self, token_ids: list[int], max_tokens: int) -> int:
         from vllm import SamplingParams
-
         from vllm.inputs import TokensPrompt
 
-        params = SamplingParams(temperature=0.0, max_tokens=max_tokens, min_tokens=max_tokens, ignore_eos=True)
+        params = SamplingParams(
+            temperature=0.0, max_tokens=max_tokens, min_tokens=max_tokens, ignore_eos=True
+        )
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids)], params, use_tqdm=False)
         return len(outputs[0].outputs[0].token_ids)
 
@@ -58,7 +59,10 @@ class VllmEngine:
         params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=topk)
         prompts = [TokensPrompt(prompt_token_ids=w) for w in windows]
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [_window_arrays(window, out.prompt_logprobs, topk) for window, out in zip(windows, outputs, strict=True)]
+        return [
+            _window_arrays(window, out.prompt_logprobs, topk)
+            for window, out in zip(windows, outputs, strict=True)
+        ]
 
     def close(self) -> None:
         if self.llm is not None:

