@@ -22,11 +22,16 @@ wildcard_constraints:
 
 
 def code_digest(*parts):
-    """Digest of the package modules a script imports (Snakemake does not track imported code)."""
+    """Digest of the package modules (and shipped data) a script uses: Snakemake does not track
+    imported code, so this param makes an edit rerun exactly the rules that depend on it.
+    """
     files = []
     for part in parts:
         path = PACKAGE / part
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in (".py", ".txt"))
+        else:
+            files.append(path)
     return digest_files(files)
 
 

@@ -9,7 +9,7 @@ rule fidelity_windows:
         ENV_FILE
     params:
         fidelity=config["fidelity"],
-        code=code_digest("fidelity"),
+        code=code_digest("fidelity/corpus.py", "data/corpus"),
     script:
         "../scripts/fidelity_windows.py"
 

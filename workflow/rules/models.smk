@@ -8,7 +8,7 @@ rule reference_model:
     threads: workflow.cores
     params:
         model=config["model"],
-        code=code_digest("models"),
+        code=code_digest("models/reference.py", "models/buildinfo.py", "tables.py"),
     script:
         "../scripts/build_reference.py"
 
@@ -29,6 +29,6 @@ rule gptq_build:
         mem_mb=8000,
     params:
         spec=get_build_spec,
-        code=code_digest("models"),
+        code=code_digest("models/gptq.py", "models/buildinfo.py", "tables.py"),
     script:
         "../scripts/build_gptq.py"

@@ -47,6 +47,20 @@ def bits_per_weight(bits: int, group_size: int) -> float:
     return bits + (16 + bits) / group_size
 
 
+def check_saved_tensors_finite(out_dir: Path, name: str) -> None:
+    """Read back what ships: any NaN/Inf in a floating tensor fails the build, naming the tensor."""
+    import torch
+    from safetensors.torch import load_file
+
+    files = sorted(out_dir.glob("*.safetensors"))
+    if not files:
+        raise BuildError(f"build {name} wrote no safetensors files into {out_dir}")
+    for path in files:
+        for key, tensor in load_file(str(path)).items():
+            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+                raise BuildError(f"build {name}: tensor {key} in {path.name} holds NaN/Inf")
+
+
 def build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dict:
     """Quantize the reference with GPTQ and write it in GPTQ format, plus build.json."""
     config = json.loads((reference_dir / "config.json").read_text())
@@ -57,7 +71,6 @@ def build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dic
     os.environ.setdefault("GPTQMODEL_CPU_WORKERS", str(len(os.sched_getaffinity(0))))
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-    import torch
     from gptqmodel import GPTQModel, QuantizeConfig
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -70,11 +83,10 @@ def build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dic
             damp_percent=float(spec.get("damp_percent", 0.05)),
         )
         model = GPTQModel.load(str(reference_dir), quant_config, device="cpu", trust_remote_code=False)
+        parameters = int(sum(p.numel() for p in model.model.parameters()))  # before packing
         model.quantize(texts, batch_size=1)
         model.save(str(out_dir))
-        for tensor in model.model.state_dict().values():
-            if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-                raise BuildError(f"GPTQ build {name} produced NaN/Inf values")
+        check_saved_tensors_finite(out_dir, name)
     return write_build_json(
         out_dir,
         {
@@ -85,7 +97,7 @@ def build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dic
             "sym": bool(spec["sym"]),
             "format": "gptq",
             "bits_per_weight": bits_per_weight(int(spec["bits"]), int(spec["group_size"])),
-            "parameters": int(sum(p.numel() for p in model.model.parameters())),
+            "parameters": parameters,
             "build_s": clock["seconds"],
             "source": "reference",
             "source_digest": file_digest(reference_dir / "model.safetensors"),
