@@ -58,7 +58,38 @@ def fidelity_chart(frame: pd.DataFrame) -> alt.Chart:
     ).properties(title="Fidelity against the bf16 reference, teacher-forced over the shipped corpus")
 
 
-CHARTS = {"bench": bench_chart, "fidelity": fidelity_chart}
+def gates_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Each arm's paired ratio to the baseline (dot) against the A/A band (bar); colour = gate status."""
+    shown = frame.dropna(subset=["ratio"]).copy()
+    base = alt.Chart(shown).encode(y=alt.Y("arm:N", title=None))
+    band = base.mark_bar(opacity=0.25, color="gray", size=14).encode(
+        x=alt.X("band_low:Q", title="oriented ratio to baseline (>1 = better)", scale=alt.Scale(type="log")),
+        x2="band_high:Q",
+    )
+    ratio = base.mark_point(filled=True, size=70).encode(
+        x="ratio:Q",
+        color=alt.Color(
+            "status:N",
+            scale=alt.Scale(domain=["pass", "fail", "ungateable"], range=["#2ca02c", "#d62728", "#7f7f7f"]),
+        ),
+        tooltip=[
+            "arm",
+            "metric",
+            "pairs",
+            alt.Tooltip("ratio:Q", format=".3f"),
+            alt.Tooltip("spread:Q", format=".3f"),
+            "status",
+        ],
+    )
+    return (
+        (band + ratio)
+        .properties(width=300, height=24 * max(shown["arm"].nunique(), 1))
+        .facet(facet=alt.Facet("metric:N", title=None), columns=2)
+        .properties(title=f"Gates vs {frame['baseline'].iloc[0] if len(frame) else '?'}: ratio and A/A band")
+    )
+
+
+CHARTS = {"bench": bench_chart, "fidelity": fidelity_chart, "gates": gates_chart}
 
 
 def _atomic_save(chart: alt.Chart, path: str, **kwargs) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from edgebench.metrics import METRICS
+
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
@@ -67,6 +69,38 @@ def check_cross_fields(config: dict) -> None:
             raise ConfigError(f"config.arms.{name}: hf arms run the reference build only")
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
+    for name in [*config["gates"]["metrics"], config["bench"]["straggler_metric"]]:
+        if name not in METRICS:
+            raise ConfigError(f"config: metric {name!r} is not in the registry ({sorted(METRICS)})")
+    baseline = config["gates"]["baseline"]
+    if baseline not in config["arms"] or not config["arms"][baseline]["bench"]:
+        raise ConfigError(f"config.gates.baseline: {baseline!r} is not an arm with bench: true")
+    check_calibration(config)
+
+
+def check_calibration(config: dict) -> None:
+    cal = config.get("calibration")
+    if not cal:
+        return
+    arms = config["arms"]
+    for key in ("baseline", "twin", "injected"):
+        if cal[key] not in arms:
+            raise ConfigError(f"config.calibration.{key}: {cal[key]!r} is not an arm")
+    if cal["metric"] not in METRICS:
+        raise ConfigError(f"config.calibration.metric: {cal['metric']!r} is not in the registry")
+    same = {k: v for k, v in arms[cal["baseline"]].items() if k not in ("bench", "fidelity")}
+    twin = {k: v for k, v in arms[cal["twin"]].items() if k not in ("bench", "fidelity")}
+    if same != twin:
+        raise ConfigError(
+            f"config.calibration.twin: {cal['twin']!r} must match {cal['baseline']!r} but its name"
+        )
+    injected = arms[cal["injected"]]
+    if injected["engine"] != "vllm" or injected["inject_slowdown"] <= 0:
+        raise ConfigError(
+            f"config.calibration.injected: {cal['injected']!r} must be a vllm arm with inject_slowdown > 0"
+        )
+    if len(set(cal[k] for k in ("baseline", "twin", "injected"))) != 3:
+        raise ConfigError("config.calibration: baseline, twin and injected must be three different arms")
 
 
 def load_config(path: str | Path) -> dict:

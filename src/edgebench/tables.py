@@ -29,7 +29,7 @@ ROW_COLUMNS = (
 )
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "bench": (*ROW_COLUMNS, "round", "stolen_frac", "attempt", *METRICS),
+    "bench": (*ROW_COLUMNS, "study", "round", "stolen_frac", "attempt", *METRICS),
     "fidelity": (
         *ROW_COLUMNS,
         "positions",

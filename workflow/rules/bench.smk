@@ -1,13 +1,15 @@
 rule bench_rep:
-    """One rep in a fresh process. Reps chain in the rotated schedule, and each claims every core
-    plus the global bench_slot, so no other job runs beside a timing job."""
+    """One rep in a fresh process. Reps chain in the rotated schedule of their study, and each
+    claims every core plus the global bench_slot, so no other job runs beside a timing job.
+    """
     input:
         build=get_arm_build_json,
         previous=get_previous_rep,
+        earlier=get_earlier_reps,
     output:
-        "results/raw/bench/{engine}/{label}/rep{rep}.parquet",
+        "results/raw/{study}/{engine}/{label}/rep{rep}.parquet",
     log:
-        "results/logs/bench/{engine}/{label}/rep{rep}.log",
+        "results/logs/{study}/{engine}/{label}/rep{rep}.log",
     conda:
         ENV_FILE
     threads: workflow.cores
@@ -15,26 +17,87 @@ rule bench_rep:
         bench_slot=1,
     params:
         code=code_digest(
-            "bench", "engines", "procfs.py", "metrics.py", "schedule.py", *COMMON_CODE
+            "bench/rep.py",
+            "bench/runner.py",
+            "bench/guard.py",
+            "bench/worker.py",
+            "bench/prompts.py",
+            "engines",
+            "procfs.py",
+            "metrics.py",
+            "schedule.py",
+            "studies.py",
+            *COMMON_CODE,
         ),
     script:
         "../scripts/bench_rep.py"
 
 
-rule bench_table:
+rule study_table:
     input:
-        get_bench_reps,
+        get_study_reps,
     output:
         report(
-            "results/tables/bench.parquet",
+            "results/tables/{study}.parquet",
             caption="../report/bench_table.rst",
             category="Tables",
+            labels={"table": "{study}"},
         ),
     log:
-        "results/logs/tables/bench.log",
+        "results/logs/tables/{study}.log",
     conda:
         ENV_FILE
     params:
+        table="bench",
         code=code_digest(*COMMON_CODE),
     script:
         "../scripts/join_table.py"
+
+
+rule compare_and_gates:
+    input:
+        "results/tables/bench.parquet",
+    output:
+        compare=report(
+            "results/tables/compare.parquet",
+            caption="../report/compare_table.rst",
+            category="Tables",
+        ),
+        gates=report(
+            "results/tables/gates.parquet",
+            caption="../report/gates_table.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/compare_and_gates.log",
+    conda:
+        ENV_FILE
+    params:
+        gates=config["gates"],
+        code=code_digest("bench/compare.py", "metrics.py", *COMMON_CODE),
+    script:
+        "../scripts/compare_and_gates.py"
+
+
+rule validity:
+    input:
+        "results/tables/calibration.parquet",
+    output:
+        report(
+            "results/tables/validity.parquet",
+            caption="../report/validity_table.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/validity.log",
+    conda:
+        ENV_FILE
+    params:
+        gates=config["gates"],
+        calibration=config.get("calibration", {}),
+        reps=config["bench"]["rounds"],
+        code=code_digest(
+            "bench/validity.py", "bench/compare.py", "metrics.py", *COMMON_CODE
+        ),
+    script:
+        "../scripts/validity.py"

@@ -5,7 +5,7 @@ sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 
 from edgebench.config import validate_config
 from edgebench.provenance import digest_files
-from edgebench.schedule import previous_slot
+from edgebench.studies import rep_path, study_plan, study_schedule
 
 # Validate before any job runs: a wrong key or value stops here with a message naming it.
 config = validate_config(config)
@@ -15,6 +15,7 @@ ENV_FILE = "../envs/edgebench.yaml"
 
 
 wildcard_constraints:
+    study="bench|calibration",
     engine="vllm|hf",
     label="[A-Za-z0-9_.-]+",
     build="[a-z0-9][a-z0-9_.-]*",
@@ -38,10 +39,6 @@ def code_digest(*parts):
 COMMON_CODE = ("__init__.py", "config.py", "provenance.py", "rows.py", "tables.py")
 
 
-def bench_arms():
-    return [name for name, arm in config["arms"].items() if arm["bench"]]
-
-
 def fidelity_arms():
     return [name for name, arm in config["arms"].items() if arm["fidelity"]]
 
@@ -56,25 +53,29 @@ def get_arm_build_json(wildcards):
 
 def get_previous_rep(wildcards):
     """The rep scheduled just before this one, so reps run in the rotated order, one at a time."""
-    slot = previous_slot(
-        bench_arms(),
-        config["bench"]["rounds"],
-        f"{wildcards.engine}/{wildcards.label}",
-        int(wildcards.rep),
-    )
-    return (
-        []
-        if slot is None
-        else [f"results/raw/bench/{slot.arm}/rep{slot.round}.parquet"]
+    arm = f"{wildcards.engine}/{wildcards.label}"
+    slots = study_schedule(config, wildcards.study)
+    for before, slot in zip([None, *slots], slots):
+        if slot.arm == arm and slot.round == int(wildcards.rep):
+            return (
+                []
+                if before is None
+                else [rep_path(wildcards.study, before.arm, before.round)]
+            )
+    raise ValueError(
+        f"{arm} rep {wildcards.rep} is not in the {wildcards.study} schedule"
     )
 
 
-def get_bench_reps(wildcards):
-    return [
-        f"results/raw/bench/{arm}/rep{r}.parquet"
-        for arm in bench_arms()
-        for r in range(config["bench"]["rounds"])
-    ]
+def get_earlier_reps(wildcards):
+    """This arm's earlier reps in the same study: the straggler rule compares against them."""
+    arm = f"{wildcards.engine}/{wildcards.label}"
+    return [rep_path(wildcards.study, arm, r) for r in range(int(wildcards.rep))]
+
+
+def get_study_reps(wildcards):
+    arms, rounds = study_plan(config, wildcards.study)
+    return [rep_path(wildcards.study, arm, r) for arm in arms for r in range(rounds)]
 
 
 def get_fidelity_rows(wildcards):
@@ -88,7 +89,10 @@ def get_build_spec(wildcards):
 def get_final_output():
     charts = [
         f"results/charts/{name}.{ext}"
-        for name in ("bench", "fidelity")
+        for name in ("bench", "fidelity", "gates")
         for ext in ("png", "svg", "html")
     ]
-    return ["results/tables/bench.parquet", "results/tables/fidelity.parquet", *charts]
+    tables = ["bench", "fidelity", "compare", "gates"]
+    if config.get("calibration"):
+        tables.append("validity")
+    return [f"results/tables/{name}.parquet" for name in tables] + charts

@@ -64,6 +64,7 @@ rule fidelity_table:
     conda:
         ENV_FILE
     params:
+        table="fidelity",
         code=code_digest(*COMMON_CODE),
     script:
         "../scripts/join_table.py"

@@ -18,7 +18,7 @@ rule chart:
     log:
         "results/logs/charts/{name}.log",
     wildcard_constraints:
-        name="bench|fidelity",
+        name="bench|fidelity|gates",
     conda:
         ENV_FILE
     params:

@@ -1,29 +1,52 @@
-"""One scheduled rep: spec for the worker, the guarded run, and the finished row."""
+"""One scheduled rep: spec for the worker, the guarded run, the straggler rule, the finished rows."""
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 from pathlib import Path
 
+import pandas as pd
+
 from edgebench.bench.runner import run_worker
+from edgebench.metrics import metric
 from edgebench.rows import arm_row
-from edgebench.schedule import schedule
+from edgebench.studies import study_schedule
 
 
-def slot_of(config: dict, arm_name: str, rep: int):
-    arms = [a for a, spec in config["arms"].items() if spec["bench"]]
-    for slot in schedule(arms, config["bench"]["rounds"]):
+def slot_of(config: dict, study: str, arm_name: str, rep: int):
+    for slot in study_schedule(config, study):
         if slot.arm == arm_name and slot.round == rep:
             return slot
-    raise KeyError(f"arm {arm_name!r} rep {rep} is not scheduled")
+    raise KeyError(f"arm {arm_name!r} rep {rep} is not scheduled in study {study!r}")
 
 
-def measure_rep(config: dict, arm_name: str, rep: int, build_dir: str, code_digest: str) -> dict:
-    """Run rep `rep` of an arm in a fresh, pinned, guarded process; always returns a row."""
+def straggler_reason(value: float, clean_values: list[float], name: str, k: float) -> str:
+    """Non-empty when `value` is more than k times worse than the median of the clean values."""
+    if not clean_values or value != value:  # no baseline yet, or NaN
+        return ""
+    median = statistics.median(clean_values)
+    slow = value < median / k if metric(name).direction == "higher" else value > median * k
+    return (
+        f"straggler: {name} {value:.4g} is over {k}x worse than the clean median {median:.4g}" if slow else ""
+    )
+
+
+def earlier_clean_values(paths: list[str], name: str) -> list[float]:
+    values = []
+    for path in paths:
+        frame = pd.read_parquet(path)
+        values += frame.loc[frame["status"] == "ok", name].dropna().astype(float).tolist()
+    return values
+
+
+def run_attempt(
+    config: dict, study: str, arm_name: str, rep: int, build_dir: str, code_digest: str, attempt: int
+):
     bench = config["bench"]
     arm = config["arms"][arm_name]
-    slot = slot_of(config, arm_name, rep)
+    slot = slot_of(config, study, arm_name, rep)
     row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot.order_position)
     model_config = json.loads((Path(build_dir) / "config.json").read_text())
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
@@ -35,13 +58,37 @@ def measure_rep(config: dict, arm_name: str, rep: int, build_dir: str, code_dige
         "bench": bench,
     }
     print(
-        f"rep {rep} of {arm_name} (round {slot.round}, position {slot.order_position}) on cores {cores}",
+        f"{study} rep {rep} of {arm_name} (round {slot.round}, position {slot.order_position}, "
+        f"attempt {attempt}) on cores {cores}",
         flush=True,
     )
     result = run_worker(spec, cores, float(bench["timeout_s"]), float(bench["sample_interval_s"]))
     if result["status"] == "ok" and result["stolen_frac"] > float(bench["contention_limit"]):
         result["status"] = "contended"
     row.update(result)
-    row.update(round=slot.round, attempt=1)
-    print(f"rep {rep} of {arm_name}: {row['status']} in {row['wall_s']:.1f} s", flush=True)
+    row.update(study=study, round=slot.round, attempt=attempt)
+    print(f"{arm_name} rep {rep} attempt {attempt}: {row['status']} in {row['wall_s']:.1f} s", flush=True)
     return row
+
+
+def measure_rep(
+    config: dict, study: str, arm_name: str, rep: int, build_dir: str, code_digest: str, earlier: list[str]
+) -> list[dict]:
+    """Run a rep in a fresh, pinned, guarded process; a straggler is re-run once and both attempts
+    are kept. `earlier` are this arm's previous rep files in the same study."""
+    bench = config["bench"]
+    name, k = bench["straggler_metric"], float(bench["straggler_k"])
+    clean = earlier_clean_values(earlier, name)
+    rows = [run_attempt(config, study, arm_name, rep, build_dir, code_digest, attempt=1)]
+    reason = (
+        straggler_reason(float(rows[0].get(name, float("nan"))), clean, name, k)
+        if rows[0]["status"] == "ok"
+        else ""
+    )
+    if reason:
+        rows[0].update(status="contended", error=f"{reason}; re-run once")
+        rows.append(run_attempt(config, study, arm_name, rep, build_dir, code_digest, attempt=2))
+        again = straggler_reason(float(rows[1].get(name, float("nan"))), clean, name, k)
+        if again and rows[1]["status"] == "ok":
+            rows[1].update(status="contended", error=f"{again}; still slow after one re-run")
+    return rows

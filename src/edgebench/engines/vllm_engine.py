@@ -14,6 +14,8 @@ def vllm_env(arm: dict) -> dict[str, str]:
         env["VLLM_CPU_OMP_THREADS_BIND"] = str(arm["threads_bind"])
     if arm.get("int4_w4a8") is not None:
         env["VLLM_CPU_INT4_W4A8"] = "1" if arm["int4_w4a8"] else "0"
+    if arm.get("inject_slowdown", 0) > 0:
+        env["EDGEBENCH_INJECT_SLOWDOWN"] = str(arm["inject_slowdown"])
     return env
 
 
@@ -30,7 +32,13 @@ class VllmEngine:
         apply_env(vllm_env(arm))
         from vllm import LLM
 
+        processors = []
+        if arm.get("inject_slowdown", 0) > 0:
+            from edgebench.engines.slowdown import InjectedSlowdown
+
+            processors.append(InjectedSlowdown)
         self.llm = LLM(
+            logits_processors=processors or None,
             model=build_dir,
             tokenizer=build_dir,
             dtype="bfloat16",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import resource
+import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,3 +74,20 @@ def read_build_json(build_dir: Path) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: {build_dir} is not a finished build")
     return json.loads(path.read_text())
+
+
+@contextmanager
+def fresh_build_dir(out_dir: Path):
+    """Build into an empty temp folder beside out_dir and swap it in only on success, so a failed or
+    killed build never leaves a half-written checkpoint mixed with an older one."""
+    out_dir = Path(out_dir)
+    tmp = out_dir.parent / f".{out_dir.name}.building"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp.rename(out_dir)

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from edgebench.models.buildinfo import file_digest, stopwatch, write_build_json
+from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
 
 CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "data" / "calibration"
 
@@ -63,6 +63,11 @@ def check_saved_tensors_finite(out_dir: Path, name: str) -> None:
 
 def build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dict:
     """Quantize the reference with GPTQ and write it in GPTQ format, plus build.json."""
+    with fresh_build_dir(out_dir) as tmp:
+        return _build_gptq(reference_dir, tmp, name, spec)
+
+
+def _build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dict:
     config = json.loads((reference_dir / "config.json").read_text())
     check_group_size(int(spec["group_size"]), config)
     texts = calibration_texts(int(spec.get("calibration_samples", 64)))

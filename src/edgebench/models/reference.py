@@ -10,7 +10,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from edgebench.models.buildinfo import file_digest, stopwatch, write_build_json
+from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -157,8 +157,9 @@ def tiny_random_reference(model_cfg: dict, out_dir: Path) -> dict:
 
 
 def build_reference(model_cfg: dict, out_dir: Path) -> dict:
-    if model_cfg["kind"] == "gguf_package":
-        return reference_from_gguf(packaged_gguf(model_cfg["package"], model_cfg["file"]), out_dir)
-    if model_cfg["kind"] == "tiny_random":
-        return tiny_random_reference(model_cfg, out_dir)
-    raise ValueError(f"unknown model kind {model_cfg['kind']!r}")
+    with fresh_build_dir(out_dir) as tmp:
+        if model_cfg["kind"] == "gguf_package":
+            return reference_from_gguf(packaged_gguf(model_cfg["package"], model_cfg["file"]), tmp)
+        if model_cfg["kind"] == "tiny_random":
+            return tiny_random_reference(model_cfg, tmp)
+        raise ValueError(f"unknown model kind {model_cfg['kind']!r}")

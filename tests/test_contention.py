@@ -1,0 +1,83 @@
+"""The contention guard on real reps: a busy loop on the rep's core marks it, a quiet rep stays ok."""
+
+import multiprocessing
+import os
+import time
+
+import pytest
+
+from edgebench.bench.runner import run_worker
+from edgebench.models.reference import build_reference
+
+TINY = {
+    "kind": "tiny_random",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "layers": 1,
+    "heads": 1,
+    "kv_heads": 1,
+    "vocab_size": 512,
+}
+BENCH = {"prefill_tokens": 32, "decode_tokens": 64, "max_model_len": 128, "inner_iterations": 5}
+LIMIT = 0.1
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    out = tmp_path_factory.mktemp("models") / "reference"
+    build_reference(TINY, out)
+    return out
+
+
+def spec(model_dir):
+    return {
+        "engine": "hf",
+        "build_dir": str(model_dir),
+        "arm": {"threads": 1},
+        "vocab_size": 512,
+        "bench": BENCH,
+    }
+
+
+def busy_loop(core: int, seconds: float) -> None:
+    os.sched_setaffinity(0, [core])
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def test_quiet_rep_is_ok(tiny_model):
+    result = run_worker(spec(tiny_model), cores=[0], timeout_s=300, interval_s=0.1)
+    assert result["status"] == "ok", result["error"]
+    assert result["stolen_frac"] < LIMIT
+    assert result["decode_tok_s"] > 0 and result["peak_rss_anon_mb"] > 0
+
+
+def test_busy_loop_on_the_target_core_is_seen(tiny_model):
+    hog = multiprocessing.get_context("spawn").Process(target=busy_loop, args=(0, 120.0))
+    hog.start()
+    try:
+        result = run_worker(spec(tiny_model), cores=[0], timeout_s=300, interval_s=0.1)
+    finally:
+        hog.terminate()
+        hog.join()
+    assert result["status"] == "ok", result["error"]
+    assert result["stolen_frac"] > LIMIT  # the rep's own CPU time is excluded; the hog's is not
+
+
+def test_timeout_becomes_a_failed_result_with_the_reason(tiny_model):
+    result = run_worker(spec(tiny_model), cores=[0], timeout_s=0.5, interval_s=0.1)
+    assert result["status"] == "failed" and "timed out" in result["error"]
+
+
+def test_worker_crash_becomes_a_failed_result_with_the_log(tmp_path):
+    broken = {
+        "engine": "hf",
+        "build_dir": str(tmp_path / "missing"),
+        "arm": {},
+        "vocab_size": 512,
+        "bench": BENCH,
+    }
+    result = run_worker(broken, cores=[0], timeout_s=300, interval_s=0.1)
+    assert result["status"] == "failed" and "exit code 1" in result["error"]
+    assert "missing" in result["error"]  # the engine's own error text travels with the row
