@@ -125,15 +125,17 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def tree_rss_anon_mb(pid: int) -> float:
-    """RssAnon of a process and all its descendants, in MiB (front end, EngineCore, worker)."""
-    return sum(rss_anon_kb(p) for p in [pid, *children_of(pid)]) / 1024.0
+def tree_rss_anon_mb(pid: int, pids: list[int] | None = None) -> float:
+    """RssAnon of a process and all its descendants, in MiB (front end, EngineCore, worker).
+    Pass `pids` (the tree, from children_of) to skip the /proc scan on a hot path."""
+    tree = pids if pids is not None else [pid, *children_of(pid)]
+    return sum(rss_anon_kb(p) for p in tree) / 1024.0
 
 
-def tree_cpu_ticks(pid: int) -> int:
+def tree_cpu_ticks(pid: int, pids: list[int] | None = None) -> int:
     """CPU ticks of a live process tree: own utime+stime plus reaped children (cutime/cstime)."""
     total = 0
-    for p in [pid, *children_of(pid)]:
+    for p in pids if pids is not None else [pid, *children_of(pid)]:
         stat = read_pid_stat(p)
         if stat is not None:
             total += stat.utime + stat.stime + stat.cutime + stat.cstime

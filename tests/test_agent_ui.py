@@ -1,0 +1,77 @@
+from edgebench.agent.episode import Episode, apply
+from edgebench.agent.policies import first_json_object, llm_prompt
+from edgebench.agent.simulator import SimulatedDevice
+from edgebench.agent.state import DeviceState
+from edgebench.agent.tasks import build
+from edgebench.agent.uixml import format_elements, normalize, parse_hierarchy
+
+REAL_LIKE = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
+<hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout"
+ checkable="false" checked="false" clickable="false" bounds="[0,0][1080,2400]">
+<node index="0" text="" resource-id="" class="android.widget.LinearLayout" checkable="false" checked="false"
+ clickable="true" bounds="[0,300][1080,450]">
+<node index="0" text="Wi\u2011Fi" resource-id="android:id/title" class="android.widget.TextView"
+ checkable="false" checked="false" clickable="false" bounds="[40,320][700,430]"/>
+<node index="1" text="" resource-id="android:id/switch_widget" class="android.widget.Switch" checkable="true"
+ checked="true" clickable="true" bounds="[880,320][1040,430]"/></node>
+<node index="1" text="7:00\u202fAM" resource-id="x:id/digital_clock" class="android.widget.TextView"
+ checkable="false" checked="false" clickable="false" bounds="[40,500][700,600]"/>
+</node></hierarchy>"""
+
+
+def test_parser_normalises_and_labels_switches_by_their_row():
+    elements = parse_hierarchy(REAL_LIKE)
+    assert format_elements(elements).splitlines() == [
+        '[0] LinearLayout "Wi-Fi" clickable',
+        '[1] TextView "Wi-Fi"',
+        '[2] Switch "Wi-Fi" checked=true clickable',
+        '[3] TextView "7:00 AM"',
+    ]
+    assert elements[2].centre == (960, 375)
+    assert normalize("Wi\u2011Fi 7:00\u202fPM") == "Wi-Fi 7:00 PM"
+
+
+def test_simulator_renders_what_the_same_parser_reads_and_taps_by_bounds():
+    device = SimulatedDevice()
+    device.reset(DeviceState(wifi_on=False), seed=1)
+    for step in ({"action": "open_app", "name": "Settings"}, "Network & internet", "Internet"):
+        if isinstance(step, str):
+            index = next(e.index for e in parse_hierarchy(device.observe()) if e.text == step)
+            step = {"action": "click", "index": index}
+        device.act(step)
+    switch = next(e for e in parse_hierarchy(device.observe()) if e.cls == "Switch")
+    assert switch.label == "Wi-Fi" and not switch.checked
+    device.act({"action": "click", "index": switch.index})
+    assert device.snapshot().wifi_on
+    assert [(c.key, c.old, c.new) for c in device.changes] == [("wifi_on", False, True)]
+    assert device.visited[-1] == "internet" and "network" in device.visited
+
+
+def test_llm_reply_parsing_takes_the_first_action_object():
+    assert first_json_object('Sure! {"action": "click", "index": 3} then {"action": "wait"}') == {
+        "action": "click",
+        "index": 3,
+    }
+    assert first_json_object('{"note": 1} {"action": "navigate_back"}') == {"action": "navigate_back"}
+    assert first_json_object("I would tap Wi-Fi") is None
+    assert first_json_object('{"action": "click", "index": ') is None
+
+
+def test_malformed_output_costs_a_step_and_is_counted():
+    task = build("wifi_on", "needs_change", 0)
+    device = SimulatedDevice()
+    device.reset(task.initial, task.seed)
+    episode = Episode(task, 0, 10, device)
+    apply(episode, None)
+    apply(episode, {"action": "click", "index": 999})
+    apply(episode, {"action": "status", "goal_status": "maybe"})
+    assert episode.steps == 3 and episode.invalid == 3 and episode.active
+
+
+def test_prompt_is_compact_and_complete():
+    task = build("bluetooth_on", "needs_change", 0)
+    device = SimulatedDevice()
+    device.reset(task.initial, task.seed)
+    prompt = llm_prompt(task.goal, parse_hierarchy(device.observe()), [{"action": "wait"}])
+    assert "Goal: Turn Bluetooth on." in prompt and '[0] TextView "Settings" clickable' in prompt
+    assert '"goal_status"' in prompt and len(prompt) < 1500
