@@ -75,3 +75,14 @@ def test_prompt_is_compact_and_complete():
     prompt = llm_prompt(task.goal, parse_hierarchy(device.observe()), [{"action": "wait"}])
     assert "Goal: Turn Bluetooth on." in prompt and '[0] TextView "Settings" clickable' in prompt
     assert '"goal_status"' in prompt and len(prompt) < 1500
+
+
+def test_wilson_and_mcnemar():
+    from edgebench.agent.stats import mcnemar_exact, wilson_interval
+
+    low, high = wilson_interval(8, 10)
+    assert 0.490 < low < 0.491 and 0.943 < high < 0.944  # Wilson 95% for 8/10: [0.4902, 0.9433]
+    assert wilson_interval(0, 5)[0] == 0.0 and wilson_interval(0, 0) != wilson_interval(0, 0)  # nan
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(0, 10) == 2 / 1024
+    assert mcnemar_exact(5, 5) == 1.0

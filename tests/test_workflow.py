@@ -96,6 +96,19 @@ def test_compare_gates_and_validity_tables(study):
     assert set(calibration["arm"]) == {"vllm/bf16", "vllm/bf16-twin", "vllm/bf16-slow"}
 
 
+def test_agent_tables_judge_llm_trials_next_to_baselines(study):
+    tables = study / "results" / "tables"
+    trials = pd.read_parquet(tables / "agent_trials.parquet")
+    llm = trials[trials["arm"] == "vllm/bf16"]
+    assert len(llm) == 18 and (llm["status"] == "ok").all()  # every template variant, one trial
+    assert llm["sampling_seed"].nunique() == 18 and (llm["steps"] <= llm["budget"]).all()
+    summary = pd.read_parquet(tables / "agent_summary.parquet").set_index(["arm", "scope"])
+    assert summary.loc[("baseline/scripted", "all"), "success_rate"] == 1.0
+    row = summary.loc[("vllm/gptq-w4g64-w4a16", "all")]
+    assert row["mcnemar_vs"] == "vllm/bf16" and 0 <= row["p_value"] <= 1
+    assert (summary["ci_low"] <= summary["success_rate"]).all()
+
+
 def test_charts_and_offline_report(study):
     for name in ("bench", "fidelity", "gates"):
         for ext in ("png", "svg", "html"):

@@ -86,6 +86,17 @@ def get_build_spec(wildcards):
     return config["builds"][wildcards.build]
 
 
+def get_agent_inputs(wildcards):
+    arms = config.get("agent", {}).get("arms", [])
+    return ["results/raw/agent/baselines.parquet"] + [
+        f"results/raw/agent/{arm}/trials.parquet" for arm in arms
+    ]
+
+
+def get_agent_reference_arm(wildcards):
+    return config["agent"]["arms"][0]
+
+
 def get_final_output():
     charts = [
         f"results/charts/{name}.{ext}"
@@ -95,4 +106,6 @@ def get_final_output():
     tables = ["bench", "fidelity", "compare", "gates"]
     if config.get("calibration"):
         tables.append("validity")
+    if config.get("agent"):
+        tables += ["agent_trials", "agent_summary"]
     return [f"results/tables/{name}.parquet" for name in tables] + charts

@@ -1,4 +1,3 @@
-
 from edgebench.scriptlog import redirect_to_log
 
 redirect_to_log(snakemake.log[0])  # noqa: F821

@@ -72,6 +72,29 @@ class VllmEngine:
             for window, out in zip(windows, outputs, strict=True)
         ]
 
+    def chat(self, prompts: list[str], seeds: list[int], sampling: dict) -> list[str]:
+        """One batched generate of user prompts through the build's own chat template."""
+        from vllm import SamplingParams
+
+        tokenizer = self.llm.get_tokenizer()
+        texts = [
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
+            )
+            for p in prompts
+        ]
+        params = [
+            SamplingParams(
+                temperature=float(sampling["temperature"]),
+                top_p=float(sampling["top_p"]),
+                max_tokens=int(sampling["max_new_tokens"]),
+                seed=seed,
+            )
+            for seed in seeds
+        ]
+        outputs = self.llm.generate(texts, params, use_tqdm=False)
+        return [out.outputs[0].text for out in outputs]
+
     def close(self) -> None:
         if self.llm is not None:
             engine = getattr(self.llm, "llm_engine", None)

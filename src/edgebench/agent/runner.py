@@ -1,0 +1,91 @@
+"""Workflow entry points for the agent suite: baselines, one arm's LLM trials, the joined tables."""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+import pandas as pd
+
+from edgebench.agent.episode import run_policy
+from edgebench.agent.llm import run_llm_trials
+from edgebench.agent.policies import BASELINES
+from edgebench.agent.tasks import suite
+from edgebench.provenance import digest_json, provenance
+from edgebench.rows import arm_row
+
+
+def _stamp(rows: list[dict], identity: dict) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    for key, value in identity.items():
+        frame[key] = value
+    return frame
+
+
+def run_baselines(config: dict, code_digest: str) -> pd.DataFrame:
+    settings = config["agent"]
+    tasks = suite(settings["instances"])
+    frames = []
+    for name in BASELINES:
+        start = time.perf_counter()
+        rows = run_policy(tasks, name, settings["baseline_trials"])
+        identity = {
+            "arm": f"baseline/{name}",
+            "engine": "baseline",
+            "build": "",
+            "rep": 0,
+            "order_position": 0,
+            "status": "ok",
+            "error": "",
+            "started_at": pd.Timestamp.now(tz="UTC").isoformat(),
+            "wall_s_total": time.perf_counter() - start,
+            **provenance(
+                run_id=config["run_id"],
+                config_digest=digest_json(config),
+                code_digest=code_digest,
+                cpus=None,
+                threads=1,
+            ),
+        }
+        frames.append(_stamp(rows, identity))
+        print(
+            f"baseline {name}: {frames[-1]['success'].mean():.3f} success over {len(rows)} episodes",
+            flush=True,
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd.DataFrame:
+    """All trials of one arm in lockstep batches through one engine; an engine failure is one
+    failed row per trial that could not run."""
+    from edgebench.engines import make_engine
+
+    settings = config["agent"]
+    tasks = suite(settings["instances"])
+    identity = arm_row(config, arm_name, code_digest=code_digest)
+    start = time.perf_counter()
+    try:
+        engine = make_engine(config["arms"][arm_name]["engine"])
+        engine.import_engine()
+        engine.load(build_dir, config["arms"][arm_name], max_model_len=2048)
+        rows = run_llm_trials(engine, tasks, settings["trials"], settings, progress=print)
+        engine.close()
+    except Exception as error:  # failures are rows
+        traceback.print_exc()
+        identity.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
+        rows = [
+            {
+                "task_id": t.task_id,
+                "template": t.template,
+                "variant": t.variant,
+                "already_satisfied": t.already_satisfied,
+                "trial": trial,
+                "success": False,
+            }
+            for t in tasks
+            for trial in range(settings["trials"])
+        ]
+    identity["wall_s_total"] = time.perf_counter() - start
+    frame = _stamp(rows, identity)
+    print(f"{arm_name}: {frame['success'].mean():.3f} success over {len(frame)} episodes", flush=True)
+    return frame

@@ -1,0 +1,55 @@
+"""Agent trial rows with provenance, and the per-arm summary with Wilson intervals and McNemar."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from edgebench.agent.stats import mcnemar_exact, wilson_interval
+
+SCOPES = ("all", "needs_change", "already_satisfied")
+
+
+def _scope(frame: pd.DataFrame, scope: str) -> pd.DataFrame:
+    if scope == "all":
+        return frame
+    return frame[frame["already_satisfied"] == (scope == "already_satisfied")]
+
+
+def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
+    """One row per (arm, scope): success with its Wilson 95% interval and, against the reference
+    arm on the same seeds (task_id, trial), McNemar's exact test."""
+    rows = []
+    ok = trials[trials["status"] == "ok"]
+    for arm, frame in ok.groupby("arm", sort=True):
+        for scope in SCOPES:
+            part = _scope(frame, scope)
+            n, wins = len(part), int(part["success"].sum())
+            low, high = wilson_interval(wins, n)
+            row = {
+                "arm": arm,
+                "scope": scope,
+                "trials": n,
+                "successes": wins,
+                "success_rate": wins / n if n else float("nan"),
+                "ci_low": low,
+                "ci_high": high,
+                "reached_rate": float(part["reached"].mean()) if n else float("nan"),
+                "invalid_per_step": float(part["invalid_actions"].sum() / max(part["steps"].sum(), 1)),
+                "mcnemar_vs": "",
+                "only_arm": 0,
+                "only_reference": 0,
+                "p_value": float("nan"),
+            }
+            if reference_arm and arm != reference_arm and not arm.startswith("baseline/"):
+                ref = _scope(ok[ok["arm"] == reference_arm], scope)
+                paired = part.merge(ref, on=["task_id", "trial"], suffixes=("", "_ref"))
+                only_arm = int((paired["success"] & ~paired["success_ref"]).sum())
+                only_ref = int((~paired["success"] & paired["success_ref"]).sum())
+                row.update(
+                    mcnemar_vs=reference_arm,
+                    only_arm=only_arm,
+                    only_reference=only_ref,
+                    p_value=mcnemar_exact(only_arm, only_ref),
+                )
+            rows.append(row)
+    return rows

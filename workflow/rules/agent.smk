@@ -1,0 +1,53 @@
+rule agent_baselines:
+    """Scripted, do-nothing, round-trip, type-never-save and random policies: they check the checker."""
+    output:
+        "results/raw/agent/baselines.parquet",
+    log:
+        "results/logs/agent/baselines.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("agent", *COMMON_CODE),
+    script:
+        "../scripts/agent_baselines.py"
+
+
+rule agent_arm:
+    input:
+        build=get_arm_build_json,
+    output:
+        "results/raw/agent/{engine}/{label}/trials.parquet",
+    log:
+        "results/logs/agent/{engine}/{label}.log",
+    conda:
+        ENV_FILE
+    threads: workflow.cores
+    params:
+        code=code_digest("agent", "engines", *COMMON_CODE),
+    script:
+        "../scripts/agent_arm.py"
+
+
+rule agent_tables:
+    input:
+        get_agent_inputs,
+    output:
+        trials=report(
+            "results/tables/agent_trials.parquet",
+            caption="../report/agent_trials.rst",
+            category="Tables",
+        ),
+        summary=report(
+            "results/tables/agent_summary.parquet",
+            caption="../report/agent_summary.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/agent.log",
+    conda:
+        ENV_FILE
+    params:
+        reference=get_agent_reference_arm,
+        code=code_digest("agent/tables.py", "agent/stats.py", *COMMON_CODE),
+    script:
+        "../scripts/agent_tables.py"
