@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from edgebench.agent.episode import Episode, apply
 from edgebench.agent.policies import first_json_object, llm_prompt
 from edgebench.agent.simulator import SimulatedDevice
@@ -86,3 +89,48 @@ def test_wilson_and_mcnemar():
     assert mcnemar_exact(0, 0) == 1.0
     assert mcnemar_exact(0, 10) == 2 / 1024
     assert mcnemar_exact(5, 5) == 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300) | st.builds(lambda body: "{" + body + "}", st.text(max_size=80)))
+def test_arbitrary_model_output_never_crashes_an_episode(reply):
+    task = build("add_alarm", "pm", 0)
+    device = SimulatedDevice()
+    device.reset(task.initial, task.seed)
+    episode = Episode(task, 0, 10, device)
+    apply(episode, first_json_object(reply))
+    assert episode.steps == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["action", "index", "text", "name", "direction", "goal_status"]),
+        st.one_of(st.integers(-5, 50), st.text(max_size=10), st.none(), st.booleans()),
+        max_size=4,
+    )
+)
+def test_arbitrary_action_objects_never_crash(action):
+    task = build("add_contact", "needs_change", 0)
+    device = SimulatedDevice()
+    device.reset(task.initial, task.seed)
+    episode = Episode(task, 0, 10, device)
+    for name in ("click", "input_text", "open_app", "status"):
+        apply(episode, {**action, "action": name})
+    assert episode.steps == 4
+
+
+def test_recorded_fixture_diff_names_what_the_simulator_gets_wrong(tmp_path):
+    from edgebench.agent.fixtures import compare_screens, record
+
+    device = SimulatedDevice()
+    device.reset(DeviceState(wifi_on=True), seed=0)
+    device.act({"action": "open_app", "name": "Settings"})
+    path = record(device, "settings", tmp_path)
+    assert compare_screens(path.read_text(), device.observe()) == []
+    real = (
+        path.read_text().replace('text="Display"', 'text="Display &amp; touch"').replace("[0,540]", "[0,900]")
+    )
+    problems = compare_screens(real, device.observe())
+    assert "only on device: id='title' text='Display & touch'" in problems
+    assert "only in simulator: id='title' text='Display'" in problems

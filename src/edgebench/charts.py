@@ -89,7 +89,40 @@ def gates_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
-CHARTS = {"bench": bench_chart, "fidelity": fidelity_chart, "gates": gates_chart}
+def agent_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Success per arm with Wilson 95% intervals, baselines beside LLM arms, by variant kind."""
+    shown = frame[frame["scope"].isin(["all", "needs_change", "already_satisfied"])].copy()
+    shown["kind"] = shown["arm"].str.startswith("baseline/").map({True: "checker baseline", False: "LLM arm"})
+    base = alt.Chart(shown).encode(y=alt.Y("arm:N", title=None, sort=alt.EncodingSortField("kind")))
+    bars = base.mark_bar().encode(
+        x=alt.X("success_rate:Q", title="success rate (Wilson 95% CI)", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("kind:N"),
+        tooltip=[
+            "arm",
+            "scope",
+            "trials",
+            "successes",
+            alt.Tooltip("success_rate:Q", format=".2f"),
+            alt.Tooltip("reached_rate:Q", format=".2f"),
+            alt.Tooltip("p_value:Q", format=".3f"),
+        ],
+    )
+    errors = base.mark_errorbar().encode(x="ci_low:Q", x2="ci_high:Q")
+    reached = base.mark_tick(color="black", thickness=2).encode(x="reached_rate:Q")
+    return (
+        (bars + errors + reached)
+        .properties(width=220, height=22 * max(shown["arm"].nunique(), 1))
+        .facet(column=alt.Column("scope:N", title=None, sort=["all", "needs_change", "already_satisfied"]))
+        .properties(title="Phone-agent success by device state (black tick: reached the target screen)")
+    )
+
+
+CHARTS = {
+    "bench": bench_chart,
+    "fidelity": fidelity_chart,
+    "gates": gates_chart,
+    "agent_summary": agent_chart,
+}
 
 
 def _atomic_save(chart: alt.Chart, path: str, **kwargs) -> None:

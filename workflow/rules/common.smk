@@ -108,4 +108,7 @@ def get_final_output():
         tables.append("validity")
     if config.get("agent"):
         tables += ["agent_trials", "agent_summary"]
+        charts += [
+            f"results/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
+        ]
     return [f"results/tables/{name}.parquet" for name in tables] + charts

@@ -18,7 +18,7 @@ rule chart:
     log:
         "results/logs/charts/{name}.log",
     wildcard_constraints:
-        name="bench|fidelity|gates",
+        name="bench|fidelity|gates|agent_summary",
     conda:
         ENV_FILE
     params:

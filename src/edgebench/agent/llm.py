@@ -37,3 +37,29 @@ def run_llm_trials(engine, tasks: list[Task], trials: int, sampling: dict, progr
         row["sampling_seed"] = seeds[id(episode)]
         rows.append(row)
     return rows
+
+
+def batching_speedup(engine, tasks: list[Task], sampling: dict, episodes: int = 4) -> dict:
+    """Trials per minute in one lockstep batch vs one episode at a time, same arm, same tasks."""
+    import time
+
+    chosen = tasks[:episodes]
+    start = time.perf_counter()
+    run_llm_trials(engine, chosen, 1, sampling, progress=_quiet)
+    batched_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for task in chosen:
+        run_llm_trials(engine, [task], 1, sampling, progress=_quiet)
+    single_s = time.perf_counter() - start
+    return {
+        "episodes": len(chosen),
+        "batched_s": batched_s,
+        "one_at_a_time_s": single_s,
+        "batched_trials_per_min": 60 * len(chosen) / batched_s,
+        "single_trials_per_min": 60 * len(chosen) / single_s,
+        "speedup": single_s / batched_s,
+    }
+
+
+def _quiet(message: str) -> None:
+    return None

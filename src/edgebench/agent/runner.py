@@ -8,7 +8,7 @@ import traceback
 import pandas as pd
 
 from edgebench.agent.episode import run_policy
-from edgebench.agent.llm import run_llm_trials
+from edgebench.agent.llm import batching_speedup, run_llm_trials
 from edgebench.agent.policies import BASELINES
 from edgebench.agent.tasks import suite
 from edgebench.provenance import digest_json, provenance
@@ -69,6 +69,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
         engine.import_engine()
         engine.load(build_dir, config["arms"][arm_name], max_model_len=2048)
         rows = run_llm_trials(engine, tasks, settings["trials"], settings, progress=print)
+        identity.update({f"throughput_{k}": v for k, v in batching_speedup(engine, tasks, settings).items()})
         engine.close()
     except Exception as error:  # failures are rows
         traceback.print_exc()

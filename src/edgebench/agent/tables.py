@@ -6,12 +6,19 @@ import pandas as pd
 
 from edgebench.agent.stats import mcnemar_exact, wilson_interval
 
-SCOPES = ("all", "needs_change", "already_satisfied")
+KINDS = ("all", "needs_change", "already_satisfied")
+
+
+def scopes(frame: pd.DataFrame) -> list[str]:
+    """Overall, per variant kind, and per task family (template)."""
+    return [*KINDS, *(f"template:{t}" for t in sorted(frame["template"].unique()))]
 
 
 def _scope(frame: pd.DataFrame, scope: str) -> pd.DataFrame:
     if scope == "all":
         return frame
+    if scope.startswith("template:"):
+        return frame[frame["template"] == scope.split(":", 1)[1]]
     return frame[frame["already_satisfied"] == (scope == "already_satisfied")]
 
 
@@ -21,12 +28,13 @@ def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
     rows = []
     ok = trials[trials["status"] == "ok"]
     for arm, frame in ok.groupby("arm", sort=True):
-        for scope in SCOPES:
+        for scope in scopes(ok):
             part = _scope(frame, scope)
             n, wins = len(part), int(part["success"].sum())
             low, high = wilson_interval(wins, n)
             row = {
                 "arm": arm,
+                "policy": "llm" if not arm.startswith("baseline/") else arm.split("/", 1)[1],
                 "scope": scope,
                 "trials": n,
                 "successes": wins,
