@@ -26,3 +26,12 @@ def test_only_the_target_cores_count():
 def test_bad_inputs_are_errors():
     with pytest.raises(ValueError):
         stolen_fraction(times((0, 0)), times((0, 0)), [0], 0, 0.0, 100)
+
+
+def test_root_cause_finds_why_the_engine_died():
+    from edgebench.bench.runner import root_cause
+
+    log = "INFO loading\nERROR Worker proc VllmWorker-0 died unexpectedly (exit code: -4)\n"
+    log += "EngineDeadError: see above\n"
+    assert "died unexpectedly (exit code: -4)" in root_cause(log)
+    assert root_cause("all fine\n") == "no error line in the worker log"

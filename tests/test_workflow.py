@@ -42,7 +42,7 @@ def finite_positive(series: pd.Series) -> bool:
 def test_bench_table_has_ok_reps_with_finite_positive_metrics(study):
     bench = pd.read_parquet(study / "results" / "tables" / "bench.parquet")
     assert list(bench.columns[: len(TABLE_COLUMNS["bench"])]) == list(TABLE_COLUMNS["bench"])
-    assert set(bench["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16", "hf/bf16"}
+    assert set(bench["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a8", "hf/bf16"}
     assert set(bench["study"]) == {"bench"}
     assert len(bench.drop_duplicates(["arm", "round"])) == 6  # a straggler re-run adds an attempt row
     measured = bench[bench["status"].isin(["ok", "contended"])]
@@ -66,11 +66,11 @@ def test_bench_table_has_ok_reps_with_finite_positive_metrics(study):
 
 def test_fidelity_table_scores_every_vllm_arm(study):
     fidelity = pd.read_parquet(study / "results" / "tables" / "fidelity.parquet")
-    assert set(fidelity["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16"}
+    assert set(fidelity["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a8"}
     assert (fidelity["status"] == "ok").all(), fidelity[["arm", "error"]].to_string()
     assert (fidelity["positions"] >= 500).all()
     bf16 = fidelity.set_index("arm").loc["vllm/bf16"]
-    int4 = fidelity.set_index("arm").loc["vllm/gptq-w4g64-w4a16"]
+    int4 = fidelity.set_index("arm").loc["vllm/gptq-w4g64-w4a8"]
     # bf16 through vLLM is the same weights: far closer to the reference than a 4-bit build
     assert bf16["top1"] > 0.9 and bf16["kl_mean"] < int4["kl_mean"]
     positions = pd.read_parquet(
@@ -82,7 +82,7 @@ def test_fidelity_table_scores_every_vllm_arm(study):
 def test_compare_gates_and_validity_tables(study):
     tables = study / "results" / "tables"
     compare = pd.read_parquet(tables / "compare.parquet")
-    assert set(compare["arm"]) == {"vllm/gptq-w4g64-w4a16", "hf/bf16"}
+    assert set(compare["arm"]) == {"vllm/gptq-w4g64-w4a8", "hf/bf16"}
     assert compare["verdict"].isin(["better", "worse", "not significant"]).all()
     ok = compare.dropna(subset=["ratio"])
     assert ((ok["ci_low"] <= ok["ratio"]) & (ok["ratio"] <= ok["ci_high"])).all()
@@ -104,7 +104,7 @@ def test_agent_tables_judge_llm_trials_next_to_baselines(study):
     assert llm["sampling_seed"].nunique() == 18 and (llm["steps"] <= llm["budget"]).all()
     summary = pd.read_parquet(tables / "agent_summary.parquet").set_index(["arm", "scope"])
     assert summary.loc[("baseline/scripted", "all"), "success_rate"] == 1.0
-    row = summary.loc[("vllm/gptq-w4g64-w4a16", "all")]
+    row = summary.loc[("vllm/gptq-w4g64-w4a8", "all")]
     assert row["mcnemar_vs"] == "vllm/bf16" and 0 <= row["p_value"] <= 1
     assert (summary["ci_low"] <= summary["success_rate"]).all()
 

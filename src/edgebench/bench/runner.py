@@ -96,10 +96,12 @@ def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float
         # the harness's own sampling is known load, not contention from someone else
         own_ticks += _own_ticks() - harness_before
         result: dict = {}
+        worker_log = log_path.read_text(errors="replace")
+        print(worker_log, flush=True)  # the full worker log goes to the rule's log
         if status == "ok":
             result = json.loads(out_path.read_text())
         else:
-            error = f"{error}; worker log tail:\n{_tail(log_path.read_text(errors='replace'))}"
+            error = f"{error}; {root_cause(worker_log)}; worker log tail:\n{_tail(worker_log)}"
         result.update(
             status=status,
             error=error,
@@ -110,6 +112,18 @@ def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float
             rss_samples=sampler.samples,
         )
         return result
+
+
+def root_cause(log: str) -> str:
+    """The first lines that name why an engine died (vLLM's own error is often a generic EngineDeadError)."""
+    keys = ("died unexpectedly", "Error:", "Killed", "Illegal instruction", "MemoryError")
+    found = []
+    for line in log.splitlines():
+        if any(k in line for k in keys) and line.strip() not in found:
+            found.append(line.strip())
+        if len(found) == 3:
+            break
+    return " | ".join(found) or "no error line in the worker log"
 
 
 def _own_ticks() -> int:
