@@ -81,3 +81,16 @@ def test_worker_crash_becomes_a_failed_result_with_the_log(tmp_path):
     result = run_worker(broken, cores=[0], timeout_s=300, interval_s=0.1)
     assert result["status"] == "failed" and "exit code 1" in result["error"]
     assert "missing" in result["error"]  # the engine's own error text travels with the row
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        ({"kind": "crash"}, "signal SIGABRT"),
+        ({"kind": "oom", "memory_limit_mb": 300}, "exit code"),
+        ({"kind": "hang"}, "timed out after 60 s"),
+    ],
+)
+def test_injected_faults_become_failed_results(tiny_model, fault, expected):
+    result = run_worker({**spec(tiny_model), "fault": fault}, cores=[0], timeout_s=60, interval_s=0.2)
+    assert result["status"] == "failed" and expected in result["error"], result["error"][:500]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from edgebench.bench.runner import run_worker
 from edgebench.metrics import metric
+from edgebench.models.buildinfo import read_build_json
 from edgebench.rows import arm_row
 from edgebench.studies import study_schedule
 
@@ -48,6 +49,7 @@ def run_attempt(
     arm = config["arms"][arm_name]
     slot = slot_of(config, study, arm_name, rep)
     row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot.order_position)
+    read_build_json(Path(build_dir))  # a clear error if the build folder holds garbage
     model_config = json.loads((Path(build_dir) / "config.json").read_text())
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
     spec = {
@@ -56,6 +58,14 @@ def run_attempt(
         "arm": arm,
         "vocab_size": int(model_config["vocab_size"]),
         "bench": bench,
+        "fault": next(
+            (
+                f
+                for f in bench["faults"]
+                if f["arm"] == arm_name and f["rep"] == rep and f["study"] == study and attempt == 1
+            ),
+            None,
+        ),
     }
     print(
         f"{study} rep {rep} of {arm_name} (round {slot.round}, position {slot.order_position}, "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -49,9 +50,11 @@ class Sampler:
         self._stop.set()
 
 
-def _pin(cores: list[int]) -> None:
-    os.sched_setaffinity(0, cores)
-    os.setsid()  # own process group, so a time-out can stop the whole engine tree by PID
+def _prepare_child(cores: list[int], memory_limit_mb: int | None) -> None:
+    os.sched_setaffinity(0, cores)  # stays in Snakemake's process group, so Ctrl-C reaches it
+    if memory_limit_mb:  # an injected OOM: the rep gets a hard address-space limit
+        limit = memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _tail(text: str, limit: int = 2000) -> str:
@@ -72,7 +75,7 @@ def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                preexec_fn=functools.partial(_pin, cores),
+                preexec_fn=functools.partial(_prepare_child, cores, _memory_limit(spec.get("fault"))),
             )
             sampler = Sampler(proc.pid, interval_s)
             thread = threading.Thread(target=sampler.run, daemon=True)
@@ -84,7 +87,7 @@ def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float
                 if wait_status != 0:
                     status, error = "failed", f"worker exited with {_describe(wait_status)}"
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                kill_tree(proc.pid)
                 proc.wait()
                 own_ticks = sampler.max_tree_ticks
                 status, error = "failed", f"timed out after {timeout_s:.0f} s"
@@ -112,6 +115,19 @@ def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float
             rss_samples=sampler.samples,
         )
         return result
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every descendant, by PID (children first are found before any dies)."""
+    for target in [*children_of(pid), pid]:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _memory_limit(fault: dict | None) -> int | None:
+    return int(fault.get("memory_limit_mb", 1024)) if fault and fault["kind"] == "oom" else None
 
 
 def root_cause(log: str) -> str:

@@ -19,6 +19,17 @@ def _timed(fn, *args) -> float:
     return time.perf_counter() - start
 
 
+def inject_fault(fault: dict | None) -> None:
+    """Configured faults (reliability tests): a real crash or a real hang inside the rep process."""
+    if not fault:
+        return
+    if fault["kind"] == "crash":
+        os.abort()  # SIGABRT, as an engine segfault or assertion would end the process
+    if fault["kind"] == "hang":
+        while True:
+            time.sleep(3600)
+
+
 def run_rep(spec: dict) -> dict:
     from edgebench.bench.prompts import synthetic_prompt
     from edgebench.engines import make_engine
@@ -35,6 +46,7 @@ def run_rep(spec: dict) -> dict:
     bench = spec["bench"]
     vocab = int(spec["vocab_size"])
     engine.load(spec["build_dir"], spec["arm"], int(bench["max_model_len"]))
+    inject_fault(spec.get("fault"))
     engine.generate(synthetic_prompt(8, vocab, seed=1), 1)  # first servable token
     ready_s = time.time() - t_parent
 

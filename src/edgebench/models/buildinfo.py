@@ -73,7 +73,13 @@ def read_build_json(build_dir: Path) -> dict:
     path = Path(build_dir) / "build.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: {build_dir} is not a finished build")
-    return json.loads(path.read_text())
+    try:
+        info = json.loads(path.read_text(errors="replace"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON ({error}); delete the build folder and rerun") from None
+    if not isinstance(info, dict):
+        raise ValueError(f"{path} holds {type(info).__name__}, not a build description; delete and rerun")
+    return info
 
 
 @contextmanager
