@@ -71,7 +71,7 @@ def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], resampl
         for name in metrics:
             ratios = paired_ratios(frame, name, baseline, candidate)
             low, high = bootstrap_ci(ratios, resamples)
-            verdict = "not significant"
+            verdict = "not significant" if len(ratios) else "no clean pairs"
             if len(ratios) and low > 1:
                 verdict = "better"
             elif len(ratios) and high < 1:

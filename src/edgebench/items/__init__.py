@@ -1,0 +1,1 @@
+"""Roadmap items as targets: load and validate them, verify each claim, write its verdict."""

@@ -1,0 +1,46 @@
+"""config/roadmap.yaml: validated against its schema; an item without `verify` is refused by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from edgebench.config import ConfigError
+
+SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "roadmap.schema.yaml"
+
+
+def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
+    if not isinstance(roadmap, dict):
+        raise ConfigError(f"roadmap: expected a mapping with `items`, got {type(roadmap).__name__}")
+    for i, item in enumerate(roadmap.get("items") or []):
+        if isinstance(item, dict) and "verify" not in item:
+            raise ConfigError(
+                f"roadmap.items[{i}] ({item.get('id', '?')}): no `verify` method; an item without a "
+                "verification method is not on the roadmap"
+            )
+    validator = jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text()))
+    errors = sorted(validator.iter_errors(roadmap), key=lambda e: list(e.absolute_path))
+    if errors:
+        where = [
+            "roadmap"
+            + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+            + f": {e.message}"
+            for e in errors[:10]
+        ]
+        raise ConfigError("invalid roadmap:\n  " + "\n  ".join(where))
+    items = roadmap["items"]
+    ids = [item["id"] for item in items]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"roadmap: item ids repeat: {sorted(i for i in ids if ids.count(i) > 1)}")
+    for item in items:
+        unknown = [a for a in item["starts_from"]["arms"] if arms is not None and a not in arms]
+        if unknown:
+            raise ConfigError(f"roadmap item {item['id']}: arms {unknown} are not in the config")
+    return items
+
+
+def load_roadmap(path: str | Path, arms: dict | None = None) -> list[dict]:
+    return validate_roadmap(yaml.safe_load(Path(path).read_text()), arms)

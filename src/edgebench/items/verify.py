@@ -1,0 +1,244 @@
+"""Verification methods: each turns an item's evidence rows into a verdict with its evidence table.
+
+Verdicts: confirmed | refuted | inconclusive | ungateable. Retracted rows never reach here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from edgebench.agent.stats import mcnemar_exact, wilson_interval
+from edgebench.bench.compare import (
+    aa_spread,
+    bootstrap_ci,
+    clean_reps,
+    gate_status,
+    geometric_mean,
+    paired_ratios,
+)
+
+
+def _usable(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["status"] != "retracted"] if "status" in frame else frame
+
+
+def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Candidate (second arm) vs baseline (first arm): oriented paired ratio against the A/A band."""
+    baseline, candidate = item["starts_from"]["arms"][:2]
+    name = item["starts_from"]["metric"]
+    frame = _usable(frame)
+    ratios = paired_ratios(frame, name, baseline, candidate)
+    spread = float(
+        max(aa_spread(clean_reps(frame, baseline, name)), aa_spread(clean_reps(frame, candidate, name)))
+    )
+    ratio = geometric_mean(ratios)
+    low, high = bootstrap_ci(ratios)
+    limit = item["verify"].get("max_spread", 0.10)
+    evidence = pd.DataFrame(
+        [
+            {
+                "baseline": baseline,
+                "candidate": candidate,
+                "metric": name,
+                "pairs": len(ratios),
+                "ratio": ratio,
+                "ci_low": low,
+                "ci_high": high,
+                "spread": spread,
+                "max_spread": limit,
+            }
+        ]
+    )
+    if gate_status(ratio, spread, limit) == "ungateable":
+        return "ungateable", evidence
+    band = 1 + spread
+    observed = "better" if low > 1 and ratio > band else "worse" if high < 1 and ratio < 1 / band else "same"
+    expected = item["expect"]["direction"]
+    if observed == "same" and expected != "same":
+        return "inconclusive", evidence
+    return ("confirmed" if observed == expected else "refuted"), evidence
+
+
+def spread_gate(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Is the metric gateable at all on these arms? Spread of each arm's clean reps vs the limit."""
+    name = item["starts_from"]["metric"]
+    limit = item["verify"].get("max_spread", 0.10)
+    rows = []
+    for arm in item["starts_from"]["arms"]:
+        values = clean_reps(_usable(frame), arm, name)
+        rows.append(
+            {
+                "arm": arm,
+                "metric": name,
+                "reps": len(values),
+                "spread": aa_spread(values),
+                "cv": float(values.std(ddof=1) / values.mean()) if len(values) > 1 else math.nan,
+                "max_spread": limit,
+            }
+        )
+    evidence = pd.DataFrame(rows)
+    if evidence["spread"].isna().any():
+        return "inconclusive", evidence
+    gateable = bool((evidence["spread"] <= limit).all())
+    return ("confirmed" if gateable == (item["expect"]["direction"] == "gateable") else "refuted"), evidence
+
+
+def fidelity_threshold(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Each arm's top1 or KL against a threshold; within 2 standard errors of it is inconclusive."""
+    name = item["starts_from"]["metric"]
+    threshold = item["expect"]["threshold"]
+    rows = _usable(frame)
+    rows = rows[rows["arm"].isin(item["starts_from"]["arms"])]
+    evidence = rows[
+        ["arm", "status", "positions", "top1", "top1_se", "kl_mean", "kl_mean_se", "kl_p99", "kl_method"]
+    ].copy()
+    if (rows["status"] != "ok").any() or rows.empty:
+        return "inconclusive", evidence
+    verdicts = []
+    for _, row in rows.iterrows():
+        value, se = row[name], row.get(f"{name}_se", 0.0) or 0.0
+        if abs(value - threshold) <= 2 * se:
+            verdicts.append("inconclusive")
+        else:
+            holds = value > threshold if item["expect"]["direction"] == "above" else value < threshold
+            verdicts.append("confirmed" if holds else "refuted")
+    evidence["verdict"] = verdicts
+    return _combine(verdicts), evidence
+
+
+def metric_threshold(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Clean reps of each arm against a threshold: all reps on one side decide, a straddle is inconclusive."""
+    name = item["starts_from"]["metric"]
+    threshold = item["expect"]["threshold"]
+    below = item["expect"]["direction"] == "below"
+    rows, verdicts = [], []
+    for arm in item["starts_from"]["arms"]:
+        values = clean_reps(_usable(frame), arm, name)
+        if values.empty:
+            verdicts.append("inconclusive")
+        elif (values < threshold).all() or (values > threshold).all():
+            verdicts.append("confirmed" if (values.iloc[0] < threshold) == below else "refuted")
+        else:
+            verdicts.append("inconclusive")
+        rows.append(
+            {
+                "arm": arm,
+                "metric": name,
+                "reps": len(values),
+                "median": values.median(),
+                "min": values.min(),
+                "max": values.max(),
+                "threshold": threshold,
+                "verdict": verdicts[-1],
+            }
+        )
+    return _combine(verdicts), pd.DataFrame(rows)
+
+
+def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Paired agent trials (same task and seed): does the candidate differ from the reference arm?"""
+    reference, candidate = item["starts_from"]["arms"][:2]
+    alpha = item["verify"].get("alpha", 0.05)
+    ok = _usable(frame)
+    ok = ok[ok["status"] == "ok"]
+    paired = ok[ok["arm"] == candidate].merge(
+        ok[ok["arm"] == reference], on=["task_id", "trial"], suffixes=("", "_ref")
+    )
+    only_cand = int((paired["success"] & ~paired["success_ref"]).sum())
+    only_ref = int((~paired["success"] & paired["success_ref"]).sum())
+    p = mcnemar_exact(only_cand, only_ref)
+    evidence = pd.DataFrame(
+        [
+            {
+                "reference": reference,
+                "candidate": candidate,
+                "pairs": len(paired),
+                "reference_rate": paired["success_ref"].mean() if len(paired) else math.nan,
+                "candidate_rate": paired["success"].mean() if len(paired) else math.nan,
+                "only_candidate": only_cand,
+                "only_reference": only_ref,
+                "p_value": p,
+            }
+        ]
+    )
+    if not len(paired):
+        return "inconclusive", evidence
+    differs = p < alpha
+    observed = "same" if not differs else ("better" if only_cand > only_ref else "worse")
+    expected = item["expect"]["direction"]
+    if not differs and expected != "same":
+        return "inconclusive", evidence
+    return ("confirmed" if observed == expected else "refuted"), evidence
+
+
+def calibration(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """The gate's measured false-alarm rate and power against the verify thresholds."""
+    row = frame.iloc[0]
+    fa_max, power_min = item["verify"].get("false_alarm_max", 0.05), item["verify"].get("power_min", 0.9)
+    evidence = frame[
+        [
+            "metric",
+            "reps",
+            "rounds",
+            "subsets",
+            "effect",
+            "measured_effect",
+            "baseline_cv",
+            "false_alarm_rate",
+            "power",
+            "aa_ungateable_rate",
+        ]
+    ].copy()
+    if row["aa_ungateable_rate"] == 1.0:
+        return "ungateable", evidence
+    holds = row["false_alarm_rate"] <= fa_max and row["power"] >= power_min
+    return ("confirmed" if holds else "refuted"), evidence
+
+
+def ci_width(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Wilson interval width of each arm's success rate at its trial count, and at a single run per task."""
+    threshold = item["expect"]["threshold"]
+    ok = _usable(frame)
+    ok = ok[ok["status"] == "ok"]
+    rows = []
+    for arm in item["starts_from"]["arms"]:
+        part = ok[ok["arm"] == arm]
+        single = part[part["trial"] == 0]
+        low, high = wilson_interval(int(part["success"].sum()), len(part))
+        s_low, s_high = wilson_interval(int(single["success"].sum()), len(single))
+        rows.append(
+            {
+                "arm": arm,
+                "trials": len(part),
+                "width": high - low,
+                "single_run_trials": len(single),
+                "single_run_width": s_high - s_low,
+                "threshold": threshold,
+            }
+        )
+    evidence = pd.DataFrame(rows)
+    if evidence["single_run_width"].isna().any():
+        return "inconclusive", evidence
+    wide = bool((evidence["single_run_width"] > threshold).all())
+    return ("confirmed" if wide == (item["expect"]["direction"] == "above") else "refuted"), evidence
+
+
+def _combine(verdicts: list[str]) -> str:
+    if "refuted" in verdicts:
+        return "refuted"
+    if "inconclusive" in verdicts or not verdicts:
+        return "inconclusive"
+    return "confirmed"
+
+
+METHODS = {
+    "paired_ratio": paired_ratio,
+    "spread_gate": spread_gate,
+    "fidelity_threshold": fidelity_threshold,
+    "metric_threshold": metric_threshold,
+    "mcnemar": mcnemar,
+    "calibration": calibration,
+    "ci_width": ci_width,
+}
