@@ -109,6 +109,16 @@ def test_agent_tables_judge_llm_trials_next_to_baselines(study):
     assert (summary["ci_low"] <= summary["success_rate"]).all()
 
 
+def test_items_have_verdicts_with_evidence_and_provenance(study):
+    verdicts = pd.read_parquet(study / "results" / "tables" / "verdicts.parquet").set_index("id")
+    assert set(verdicts.index) == {"memory-gate", "bf16-fidelity", "slowdown-seen", "agent-paired"}
+    assert verdicts["verdict"].isin(["confirmed", "refuted", "inconclusive", "ungateable"]).all()
+    assert verdicts.loc["bf16-fidelity", "verdict"] == "confirmed"
+    text = (study / "results" / "items" / "memory-gate" / "verdict.md").read_text()
+    assert "**Verdict:" in text and "## Evidence" in text and "git_commit" in text
+    assert (study / "results" / "checks" / "retracted_figures.txt").exists()
+
+
 def test_charts_and_offline_report(study):
     for name in ("bench", "fidelity", "gates"):
         for ext in ("png", "svg", "html"):

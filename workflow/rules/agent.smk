@@ -48,6 +48,9 @@ rule agent_tables:
         ENV_FILE
     params:
         reference=get_agent_reference_arm,
-        code=code_digest("agent/tables.py", "agent/stats.py", *COMMON_CODE),
+        retractions=RETRACTIONS,
+        code=code_digest(
+            "agent/tables.py", "agent/stats.py", "retractions.py", *COMMON_CODE
+        ),
     script:
         "../scripts/agent_tables.py"

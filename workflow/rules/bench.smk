@@ -49,7 +49,8 @@ rule study_table:
         ENV_FILE
     params:
         table="bench",
-        code=code_digest(*COMMON_CODE),
+        retractions=RETRACTIONS,
+        code=code_digest("retractions.py", *COMMON_CODE),
     script:
         "../scripts/join_table.py"
 

@@ -3,7 +3,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 
-from edgebench.config import validate_config
+from edgebench.config import ConfigError, validate_config
+from edgebench.items.roadmap import load_roadmap
+from edgebench.retractions import load_retractions
 from edgebench.provenance import digest_files
 from edgebench.studies import rep_path, study_plan, study_schedule
 
@@ -11,10 +13,17 @@ from edgebench.studies import rep_path, study_plan, study_schedule
 config = validate_config(config)
 
 PACKAGE = Path(workflow.basedir).parent / "src" / "edgebench"
+RETRACTIONS = load_retractions(config["retractions"])
+ITEMS = (
+    {i["id"]: i for i in load_roadmap(config["roadmap"], config["arms"])}
+    if Path(config["roadmap"]).exists()
+    else {}
+)
 ENV_FILE = "../envs/edgebench.yaml"
 
 
 wildcard_constraints:
+    item="[A-Za-z0-9_-]+",
     study="bench|calibration",
     engine="vllm|hf",
     label="[A-Za-z0-9_.-]+",
@@ -97,6 +106,41 @@ def get_agent_reference_arm(wildcards):
     return config["agent"]["arms"][0]
 
 
+def get_item(wildcards):
+    return ITEMS[wildcards.item]
+
+
+def get_item_inputs(wildcards):
+    """Exactly the raw rows an item's verdict needs: its arms' reps, fidelity rows or trials."""
+    item = ITEMS[wildcards.item]
+    table, arms = item["starts_from"]["table"], item["starts_from"]["arms"]
+    if table in ("bench", "calibration"):
+        study_arms, rounds = study_plan(config, table)
+        missing = [a for a in arms if a not in study_arms]
+        if missing:
+            raise ConfigError(
+                f"roadmap item {item['id']}: arms {missing} are not in the {table} study"
+            )
+        return [rep_path(table, arm, r) for arm in arms for r in range(rounds)]
+    if table == "fidelity":
+        return [f"results/raw/fidelity/{arm}/summary.parquet" for arm in arms]
+    if table == "agent_trials":
+        return [f"results/raw/agent/{arm}/trials.parquet" for arm in arms]
+    return [f"results/tables/{table}.parquet"]
+
+
+def get_verdict_tables(wildcards):
+    return [f"results/items/{item}/verdict.parquet" for item in ITEMS]
+
+
+def get_retraction_tables(wildcards):
+    """Joined tables that retractions can name (their retracted rows' figures are searched for)."""
+    tables = ["bench", "fidelity"]
+    if config.get("agent"):
+        tables.append("agent_trials")
+    return [f"results/tables/{name}.parquet" for name in tables]
+
+
 def get_final_output():
     charts = [
         f"results/charts/{name}.{ext}"
@@ -111,4 +155,7 @@ def get_final_output():
         charts += [
             f"results/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
         ]
-    return [f"results/tables/{name}.parquet" for name in tables] + charts
+    checks = ["results/checks/retracted_figures.txt"]
+    if ITEMS:
+        tables.append("verdicts")
+    return [f"results/tables/{name}.parquet" for name in tables] + charts + checks

@@ -65,6 +65,7 @@ rule fidelity_table:
         ENV_FILE
     params:
         table="fidelity",
-        code=code_digest(*COMMON_CODE),
+        retractions=RETRACTIONS,
+        code=code_digest("retractions.py", *COMMON_CODE),
     script:
         "../scripts/join_table.py"

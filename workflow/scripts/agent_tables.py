@@ -5,10 +5,12 @@ redirect_to_log(snakemake.log[0])  # noqa: F821
 import pandas as pd  # noqa: E402
 
 from edgebench.agent.tables import summary_rows  # noqa: E402
+from edgebench.retractions import apply_retractions  # noqa: E402
 from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 trials = pd.concat([pd.read_parquet(p) for p in sm.input], ignore_index=True)
+trials = apply_retractions(trials, "agent_trials", sm.params.retractions)
 summary = pd.DataFrame(summary_rows(trials, sm.params.reference))
 summary["run_id"], summary["git_commit"] = trials["run_id"].iloc[0], trials["git_commit"].iloc[0]
 write_parquet_atomic(trials, sm.output.trials)

@@ -1,0 +1,123 @@
+"""Reproduce one roadmap item from its raw rows and write its verdict (markdown, parquet, chart)."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import pandas as pd
+
+from edgebench.charts import save_chart
+from edgebench.items.verify import METHODS
+from edgebench.retractions import apply_retractions
+from edgebench.tables import write_parquet_atomic, write_text_atomic
+
+VERDICTS = ("confirmed", "refuted", "inconclusive", "ungateable", "retracted")
+VALUE_COLUMNS = ("ratio", "spread", "top1", "kl_mean", "median", "single_run_width", "power", "p_value")
+
+
+def load_evidence(paths: list[str], table: str, retractions: list[dict]) -> pd.DataFrame:
+    frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+    return apply_retractions(frame, table, retractions)
+
+
+def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[str, pd.DataFrame, str]:
+    withdrawn = [r for r in retractions if r.get("item") == item["id"]]
+    verdict, evidence = METHODS[item["verify"]["method"]](frame, item)
+    note = ""
+    if withdrawn:
+        note = "; ".join(
+            f"{r['id']} ({r['date']}): {r['reason']} (replaced by {r['replaced_by']})" for r in withdrawn
+        )
+        verdict = "retracted"
+    return verdict, evidence, note
+
+
+def evidence_chart(item: dict, evidence: pd.DataFrame) -> alt.Chart:
+    value = next(
+        (c for c in VALUE_COLUMNS if c in evidence.columns), evidence.select_dtypes("number").columns[0]
+    )
+    label = next(c for c in ("arm", "candidate", "metric") if c in evidence.columns)
+    return (
+        alt.Chart(evidence)
+        .mark_bar()
+        .encode(
+            y=alt.Y(f"{label}:N", title=None),
+            x=alt.X(f"{value}:Q", title=value),
+            tooltip=list(evidence.columns),
+        )
+        .properties(title=f"{item['id']}: {item['title']}", width=360, height=30 * max(len(evidence), 1))
+    )
+
+
+def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance: dict, note: str) -> str:
+    expect = json.dumps(item["expect"], sort_keys=True)
+    settings = {k: v for k, v in item["verify"].items() if k != "method"}
+    start = item["starts_from"]
+    lines = [
+        f"# {item['id']}: {item['title']}",
+        "",
+        f"**Verdict: {verdict}**" + (f" (retraction: {note})" if note else ""),
+        "",
+        f"- Claim: {item['claim']}",
+        f"- Starts from: table `{start['table']}`, metric `{start.get('metric', '-')}`, "
+        f"arms {', '.join(f'`{a}`' for a in start['arms'])}",
+        f"- Expect: `{expect}`",
+        f"- Method: `{item['verify']['method']}` {json.dumps(settings)}",
+        "",
+        "## Evidence",
+        "",
+        evidence.to_markdown(index=False, floatfmt=".4g"),
+        "",
+        "## Provenance",
+        "",
+        *(f"- {key}: `{value}`" for key, value in provenance.items()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_verdict(item: dict, paths: list[str], retractions: list[dict], out: dict) -> dict:
+    frame = load_evidence(paths, item["starts_from"]["table"], retractions)
+    verdict, evidence, note = evaluate(item, frame, retractions)
+    provenance = {
+        key: ", ".join(sorted(map(str, frame[key].dropna().unique())))
+        for key in ("run_id", "git_commit", "config_digest", "code_digest")
+        if key in frame.columns
+    }
+    provenance["evidence_rows"] = len(frame)
+    provenance["retracted_rows_excluded"] = (
+        int((frame.get("status") == "retracted").sum()) if "status" in frame else 0
+    )
+    write_text_atomic(render_markdown(item, verdict, evidence, provenance, note), out["md"])
+    row = {
+        "id": item["id"],
+        "title": item["title"],
+        "claim": item["claim"],
+        "verdict": verdict,
+        "method": item["verify"]["method"],
+        "retraction": note,
+        "evidence": evidence.to_json(orient="records"),
+        **{k: str(v) for k, v in provenance.items()},
+    }
+    write_parquet_atomic(pd.DataFrame([row]), out["table"])
+    save_chart(evidence_chart(item, evidence), png=out["png"], svg=out["svg"], html=out["html"])
+    return row
+
+
+def render_index(verdicts: pd.DataFrame, retractions: list[dict]) -> str:
+    """The items index with verdicts, and the retractions list (struck-through entries)."""
+    lines = ["# Roadmap items", "", "| item | title | verdict | method |", "|---|---|---|---|"]
+    for _, row in verdicts.sort_values("id").iterrows():
+        link = f"[{row['id']}]({row['id']}/verdict.md)"
+        lines.append(f"| {link} | {row['title']} | **{row['verdict']}** | {row['method']} |")
+    lines += ["", "# Retractions", ""]
+    if not retractions:
+        lines.append("None.")
+    for entry in retractions:
+        target = (
+            f"item {entry['item']}" if "item" in entry else f"table {entry['table']} where {entry['where']}"
+        )
+        lines.append(f"- ~~{entry['id']}: {target}~~ ({entry['date']}): {entry['reason']}")
+        lines.append(f"  replaced by: {entry['replaced_by']}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,127 @@
+"""Withdrawn results: a registry in config/retractions.yaml, applied when tables are joined, and a
+scanner that fails when a retracted figure still appears in the repository's text."""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import tokenize
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from edgebench.config import ConfigError
+from edgebench.metrics import METRICS
+
+REQUIRED = ("id", "reason", "date", "replaced_by")
+SCANNED = {".md", ".rst", ".py", ".yaml", ".yml", ".smk", ".txt"}
+SKIP_DIRS = {".git", ".venv", "results", ".snakemake", "__pycache__", ".pytest_cache", ".ruff_cache", "data"}
+
+
+def load_retractions(path: str | Path) -> list[dict]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    entries = (yaml.safe_load(path.read_text()) or {}).get("retractions") or []
+    for i, entry in enumerate(entries):
+        missing = [k for k in REQUIRED if k not in entry]
+        if missing:
+            raise ConfigError(f"{path}: retractions[{i}] lacks {missing}")
+        if ("table" in entry) == ("item" in entry):
+            raise ConfigError(
+                f"{path}: retractions[{i}] ({entry['id']}) names either a table (with where) or an item"
+            )
+        if "table" in entry and not isinstance(entry.get("where"), dict):
+            raise ConfigError(
+                f"{path}: retractions[{i}] ({entry['id']}) needs a `where` mapping of column: value"
+            )
+        entry["date"] = str(entry["date"])
+    return entries
+
+
+def matches(frame: pd.DataFrame, where: dict) -> pd.Series:
+    mask = pd.Series(True, index=frame.index)
+    for column, value in where.items():
+        if column not in frame.columns:
+            return pd.Series(False, index=frame.index)
+        mask &= frame[column] == value
+    return mask
+
+
+def apply_retractions(frame: pd.DataFrame, table: str, entries: list[dict]) -> pd.DataFrame:
+    """Mark matching rows `retracted` with the reason; they stay in the table, struck from use."""
+    frame = frame.copy()
+    for entry in entries:
+        if entry.get("table") != table:
+            continue
+        mask = matches(frame, entry["where"])
+        frame.loc[mask, "status"] = "retracted"
+        frame.loc[mask, "error"] = f"retracted {entry['id']} ({entry['date']}): {entry['reason']}"
+    return frame
+
+
+def retracted_figures(frame: pd.DataFrame) -> set[str]:
+    """Printed forms of the metric values in retracted rows that are specific enough to search for."""
+    figures: set[str] = set()
+    rows = frame[frame["status"] == "retracted"] if "status" in frame else frame.iloc[0:0]
+    columns = [c for c in rows.columns if c in METRICS or c in ("top1", "kl_mean", "kl_p99", "ratio")]
+    for value in rows[columns].to_numpy().ravel():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            continue
+        if not math.isfinite(number) or number == 0:
+            continue
+        for text in (f"{number:.1f}", f"{number:.2f}", f"{number:.3f}", f"{round(number)}"):
+            if sum(ch.isdigit() for ch in text) >= 3 and text.strip("0.") != "":
+                figures.add(text)
+    return figures
+
+
+def prose_lines(path: Path) -> list[tuple[int, str]]:
+    """The human text of a file: all of Markdown/rst/txt; comments and docstrings of Python; comments
+    of YAML and Snakemake files."""
+    text = path.read_text(errors="replace")
+    if path.suffix in (".md", ".rst", ".txt"):
+        return list(enumerate(text.splitlines(), start=1))
+    if path.suffix == ".py":
+        lines = []
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                if token.type == tokenize.COMMENT:
+                    lines.append((token.start[0], token.string))
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+                    doc = ast.get_docstring(node, clean=False)
+                    if doc and node.body:
+                        start = node.body[0].lineno
+                        lines += [(start + i, line) for i, line in enumerate(doc.splitlines())]
+        except (SyntaxError, tokenize.TokenError):
+            return list(enumerate(text.splitlines(), start=1))
+        return lines
+    return [(i, line.split("#", 1)[1]) for i, line in enumerate(text.splitlines(), start=1) if "#" in line]
+
+
+def scan_for_figures(root: Path, figures: set[str]) -> list[str]:
+    """`file:line: figure` for every retracted figure still written in the repository's prose."""
+    if not figures:
+        return []
+    found = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.suffix not in SCANNED or SKIP_DIRS & set(path.relative_to(root).parts):
+            continue
+        for number, line in prose_lines(path):
+            for figure in figures:
+                start = line.find(figure)
+                while start != -1:
+                    before = line[start - 1] if start else " "
+                    after = line[start + len(figure) : start + len(figure) + 2] + "  "
+                    # a whole number, not part of a longer one (1615.2, 615.25, 615.2 inside 615.25)
+                    longer = after[0].isdigit() or (after[0] == "." and after[1].isdigit())
+                    if not (before.isdigit() or before == ".") and not longer:
+                        found.append(f"{path.relative_to(root)}:{number}: {figure}")
+                        break
+                    start = line.find(figure, start + 1)
+    return sorted(set(found))

@@ -1,0 +1,130 @@
+import pandas as pd
+import pytest
+import yaml
+
+from edgebench.config import ConfigError
+from edgebench.items.roadmap import load_roadmap, validate_roadmap
+from edgebench.items.verdict import evaluate
+from edgebench.retractions import apply_retractions, load_retractions, retracted_figures, scan_for_figures
+
+from .conftest import ROOT
+
+
+def bench_rows(arm, values, metric="decode_tok_s"):
+    return [
+        {"arm": arm, "round": r, "attempt": 1, "status": "ok", "error": "", metric: v}
+        for r, v in enumerate(values)
+    ]
+
+
+def test_shipped_roadmap_validates_against_the_default_arms_and_has_eight_items(default_config):
+    items = load_roadmap(ROOT / "config" / "roadmap.yaml", default_config["arms"])
+    assert len(items) >= 8
+    assert {i["verify"]["method"] for i in items} >= {
+        "paired_ratio",
+        "spread_gate",
+        "fidelity_threshold",
+        "mcnemar",
+    }
+
+
+def test_an_item_without_verify_is_refused_by_name():
+    item = {
+        "id": "X1",
+        "title": "t",
+        "claim": "c",
+        "starts_from": {"table": "bench", "arms": ["a"]},
+        "expect": {},
+    }
+    with pytest.raises(ConfigError, match=r"X1.*no `verify` method"):
+        validate_roadmap({"items": [item]})
+    with pytest.raises(ConfigError, match="not in the config"):
+        validate_roadmap({"items": [{**item, "verify": {"method": "spread_gate"}}]}, arms={"b": {}})
+
+
+def test_paired_ratio_verdicts_follow_the_band():
+    item = {
+        "id": "I",
+        "starts_from": {"table": "bench", "metric": "decode_tok_s", "arms": ["base", "cand"]},
+        "expect": {"direction": "better"},
+        "verify": {"method": "paired_ratio", "max_spread": 0.1},
+    }
+    faster = pd.DataFrame(bench_rows("base", [100, 101, 99, 100]) + bench_rows("cand", [130, 131, 129, 130]))
+    assert evaluate(item, faster, [])[0] == "confirmed"
+    slower = pd.DataFrame(bench_rows("base", [100, 101, 99, 100]) + bench_rows("cand", [70, 71, 69, 70]))
+    assert evaluate(item, slower, [])[0] == "refuted"
+    noisy = pd.DataFrame(bench_rows("base", [100, 140, 70, 100]) + bench_rows("cand", [130, 131, 129, 130]))
+    assert evaluate(item, noisy, [])[0] == "ungateable"
+
+
+def test_retracted_rows_are_marked_and_never_used(tmp_path):
+    registry = tmp_path / "retractions.yaml"
+    registry.write_text(
+        yaml.safe_dump(
+            {
+                "retractions": [
+                    {
+                        "id": "R1",
+                        "table": "bench",
+                        "where": {"arm": "cand", "round": 0},
+                        "reason": "ran beside a build",
+                        "date": "2026-11-29",
+                        "replaced_by": "round 0 rerun",
+                    },
+                    {
+                        "id": "R2",
+                        "item": "I",
+                        "reason": "wrong band",
+                        "date": "2026-11-29",
+                        "replaced_by": "I-v2",
+                    },
+                ]
+            }
+        )
+    )
+    entries = load_retractions(registry)
+    frame = pd.DataFrame(bench_rows("base", [100, 100, 100]) + bench_rows("cand", [55.5, 130, 130]))
+    marked = apply_retractions(frame, "bench", entries)
+    row = marked[(marked["arm"] == "cand") & (marked["round"] == 0)].iloc[0]
+    assert row["status"] == "retracted" and "R1" in row["error"] and len(marked) == len(frame)
+    item = {
+        "id": "I",
+        "starts_from": {"table": "bench", "metric": "decode_tok_s", "arms": ["base", "cand"]},
+        "expect": {"direction": "better"},
+        "verify": {"method": "paired_ratio", "max_spread": 0.1},
+    }
+    verdict, evidence, note = evaluate(item, marked, entries)
+    assert evidence["pairs"].iloc[0] == 2  # the retracted rep is not a pair
+    assert verdict == "retracted" and "wrong band" in note
+    with pytest.raises(ConfigError, match="lacks"):
+        registry.write_text(yaml.safe_dump({"retractions": [{"id": "R3", "table": "bench"}]}))
+        load_retractions(registry)
+
+
+def test_figure_scanner_names_file_and_line(tmp_path):
+    frame = pd.DataFrame(
+        [
+            {"arm": "a", "status": "retracted", "decode_tok_s": 615.24, "ttft_s": 0.5},
+            {"arm": "b", "status": "ok", "decode_tok_s": 489.0, "ttft_s": 0.5},
+        ]
+    )
+    figures = retracted_figures(frame)
+    assert "615.2" in figures and "489.0" not in figures
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text(
+        "# Notes\n\nDecode reached 615.2 tok/s.\nNot 1615.2 or 615.25.\n"
+    )
+    (tmp_path / "mod.py").write_text(
+        '"""Measured 615 tok/s once."""\nx = 615.2  # the code itself may hold it\n# 615.24 in a comment\n'
+    )
+    (tmp_path / "config.yaml").write_text("rate: 615.2\n# was 615.2\n")
+    found = scan_for_figures(tmp_path, figures)
+    assert "docs/notes.md:3: 615.2" in found
+    assert any(f.startswith("mod.py:1:") for f in found) and any(f.startswith("mod.py:3:") for f in found)
+    assert "config.yaml:2: 615.2" in found and not any(f.startswith("config.yaml:1:") for f in found)
+    assert not any(":4:" in f and "notes.md" in f for f in found)
+
+
+def test_the_repository_holds_no_retracted_figure():
+    entries = load_retractions(ROOT / "config" / "retractions.yaml")
+    assert all("id" in e for e in entries)

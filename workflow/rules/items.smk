@@ -1,0 +1,75 @@
+rule item_verdict:
+    """Reproduce one roadmap item from exactly the raw rows it names, and write its verdict."""
+    input:
+        get_item_inputs,
+    output:
+        md="results/items/{item}/verdict.md",
+        table="results/items/{item}/verdict.parquet",
+        png="results/items/{item}/evidence.png",
+        svg="results/items/{item}/evidence.svg",
+        html="results/items/{item}/evidence.html",
+    log:
+        "results/logs/items/{item}.log",
+    conda:
+        ENV_FILE
+    params:
+        item=get_item,
+        retractions=RETRACTIONS,
+        code=code_digest(
+            "items",
+            "bench/compare.py",
+            "agent/stats.py",
+            "retractions.py",
+            "charts.py",
+        ),
+    script:
+        "../scripts/item_verdict.py"
+
+
+rule verdicts_table:
+    input:
+        get_verdict_tables,
+    output:
+        report(
+            "results/tables/verdicts.parquet",
+            caption="../report/verdicts.rst",
+            category="Roadmap items",
+        ),
+        index=report(
+            "results/items/index.md",
+            caption="../report/verdicts.rst",
+            category="Roadmap items",
+        ),
+    log:
+        "results/logs/tables/verdicts.log",
+    conda:
+        ENV_FILE
+    params:
+        retractions=RETRACTIONS,
+        code=code_digest("items", *COMMON_CODE),
+    script:
+        "../scripts/verdicts_table.py"
+
+
+rule items:
+    """Every roadmap item's verdict: snakemake --cores 2 items"""
+    input:
+        "results/tables/verdicts.parquet",
+
+
+rule retraction_check:
+    """Fails, naming file and line, if a retracted figure is still written in the repository's text."""
+    input:
+        tables=get_retraction_tables,
+    output:
+        "results/checks/retracted_figures.txt",
+    log:
+        "results/logs/checks/retracted_figures.log",
+    conda:
+        ENV_FILE
+    params:
+        retractions=RETRACTIONS,
+        root=str(Path(workflow.basedir).parent),
+        code=code_digest("retractions.py", "metrics.py"),
+    script:
+        "../scripts/retraction_check.py"
