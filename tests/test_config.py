@@ -45,3 +45,9 @@ def test_not_yaml_and_not_a_mapping_are_clear(tmp_path):
     bad.write_text(yaml.safe_dump(["a", "list"]))
     with pytest.raises(ConfigError, match="mapping"):
         load_config(bad)
+
+
+def test_defaults_reach_into_lists(default_config):
+    default_config["bench"]["faults"] = [{"arm": "vllm/bf16", "rep": 1, "kind": "crash"}]
+    fault = validate_config(default_config)["bench"]["faults"][0]
+    assert fault["study"] == "bench" and fault["memory_limit_mb"] == 1024

@@ -44,7 +44,8 @@ def test_sigkill_mid_benchmark_keeps_finished_reps_and_reruns_the_interrupted_on
     assert len(kept) >= 2, "the study did not get far enough before the kill"
     assert not (tmp_path / TARGET).exists()
 
-    subprocess.run([*SNAKEMAKE, "--directory", str(tmp_path), "--cores", "1", "--unlock"], check=True, capture_output=True)
+    unlock = [*SNAKEMAKE, "--directory", str(tmp_path), "--cores", "1", "--unlock"]
+    subprocess.run(unlock, check=True, capture_output=True)
     rerun = subprocess.run(run, capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     after = reps(tmp_path)

@@ -16,7 +16,8 @@ from .slurm_cluster import available, slurm_cluster
 pytestmark = [
     pytest.mark.workflow,
     pytest.mark.skipif(
-        not available(), reason="slurm-wlm and munge are not installed (make test installs them)"
+        not available(),
+        reason="needs root, slurm-wlm and munge (make test installs them), and no real /etc/slurm/slurm.conf",
     ),
 ]
 

@@ -27,6 +27,10 @@ def _where(error: jsonschema.ValidationError) -> str:
 
 def _fill_defaults(schema: dict, value: object) -> None:
     """Put schema defaults into the config so code reads one source of truth."""
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            _fill_defaults(schema["items"], item)
+        return
     if not isinstance(value, dict):
         return
     for key, sub in schema.get("properties", {}).items():

@@ -8,6 +8,10 @@ from edgebench.agent.episode import Episode, _device, result_row, run_lockstep, 
 from edgebench.agent.policies import first_json_object, llm_prompt
 from edgebench.agent.tasks import Task
 
+# The reply is started for the model: a 135M model rarely opens a JSON object on its own, and
+# the first "}" ends the action (one flat object), so generation stops there.
+REPLY_PREFIX = '{"action": "'
+
 
 def trial_seed(task_seed: int, trial: int) -> int:
     return int(hashlib.sha256(f"{task_seed}:{trial}".encode()).hexdigest()[:8], 16)
@@ -26,7 +30,9 @@ def run_llm_trials(engine, tasks: list[Task], trials: int, sampling: dict, progr
         step["n"] += 1
         prompts = [llm_prompt(task.goal, elements, history) for task, elements, history in batch]
         active = [e for e in episodes if e.active]  # the same order run_lockstep built the batch in
-        replies = engine.chat(prompts, [seeds[id(e)] for e in active], sampling)
+        replies = engine.chat(
+            prompts, [seeds[id(e)] for e in active], {**sampling, "stop": ["}"]}, REPLY_PREFIX
+        )
         progress(f"step {step['n']}: {len(batch)} active episodes")
         return [first_json_object(reply) for reply in replies]
 

@@ -72,8 +72,9 @@ class VllmEngine:
             for window, out in zip(windows, outputs, strict=True)
         ]
 
-    def chat(self, prompts: list[str], seeds: list[int], sampling: dict) -> list[str]:
-        """One batched generate of user prompts through the build's own chat template."""
+    def chat(self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "") -> list[str]:
+        """One batched generate of user prompts through the build's own chat template. The reply
+        starts with `reply_prefix` (returned as part of the text) and ends at a `stop` string."""
         from vllm import SamplingParams
 
         tokenizer = self.llm.get_tokenizer()
@@ -81,6 +82,7 @@ class VllmEngine:
             tokenizer.apply_chat_template(
                 [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
             )
+            + reply_prefix
             for p in prompts
         ]
         params = [
@@ -89,11 +91,13 @@ class VllmEngine:
                 top_p=float(sampling["top_p"]),
                 max_tokens=int(sampling["max_new_tokens"]),
                 seed=seed,
+                stop=sampling.get("stop") or None,
+                include_stop_str_in_output=True,
             )
             for seed in seeds
         ]
         outputs = self.llm.generate(texts, params, use_tqdm=False)
-        return [out.outputs[0].text for out in outputs]
+        return [reply_prefix + out.outputs[0].text for out in outputs]
 
     def close(self) -> None:
         if self.llm is not None:
