@@ -54,6 +54,15 @@ def row(title: str, on_tap, rid="android:id/title", summary: str = "", switch: b
     return Widget("android.widget.LinearLayout", clickable=True, on_tap=on_tap, children=children)
 
 
+def text_field(text: str, rid: str, on_text: Callable[[str], None]) -> Widget:
+    """An editable field: a tap focuses it (no state change), input_text replaces its text."""
+    return Widget("android.widget.EditText", text, rid, clickable=True, on_text=on_text, on_tap=_focus)
+
+
+def _focus() -> None:
+    return None
+
+
 def clock_text(hour: int, minute: int) -> str:
     suffix = "AM" if hour < 12 else "PM"
     return f"{(hour % 12) or 12}:{minute:02d}{NNBSP}{suffix}"
@@ -429,21 +438,9 @@ class SimulatedDevice:
                 Widget(
                     "android.widget.LinearLayout",
                     children=[
-                        Widget(
-                            "android.widget.EditText",
-                            p["hour"],
-                            rid + "material_hour_text_input",
-                            clickable=True,
-                            on_text=self._picker_text("hour"),
-                            on_tap=lambda: None,
-                        ),
-                        Widget(
-                            "android.widget.EditText",
-                            p["minute"],
-                            rid + "material_minute_text_input",
-                            clickable=True,
-                            on_text=self._picker_text("minute"),
-                            on_tap=lambda: None,
+                        text_field(p["hour"], rid + "material_hour_text_input", self._picker_text("hour")),
+                        text_field(
+                            p["minute"], rid + "material_minute_text_input", self._picker_text("minute")
                         ),
                     ],
                 )
@@ -549,22 +546,8 @@ class SimulatedDevice:
         rid = "com.android.contacts:id/"
         return [
             Widget("android.widget.TextView", "Create contact", rid + "toolbar_title"),
-            Widget(
-                "android.widget.EditText",
-                e["name"] or "First name",
-                rid + "first_name",
-                clickable=True,
-                on_text=self._editor_text("name"),
-                on_tap=lambda: None,
-            ),
-            Widget(
-                "android.widget.EditText",
-                e["phone"] or "Phone",
-                rid + "phone",
-                clickable=True,
-                on_text=self._editor_text("phone"),
-                on_tap=lambda: None,
-            ),
+            text_field(e["name"] or "First name", rid + "first_name", self._editor_text("name")),
+            text_field(e["phone"] or "Phone", rid + "phone", self._editor_text("phone")),
             Widget(
                 "android.widget.Button",
                 "Save",

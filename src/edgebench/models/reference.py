@@ -46,6 +46,27 @@ def _check_finite(model) -> None:
             raise ValueError(f"reference tensor {name} holds NaN or Inf")
 
 
+def _write_reference_json(
+    out_dir: Path, method: str, model, seconds: float, source: str, digest: str
+) -> dict:
+    return write_build_json(
+        out_dir,
+        {
+            "build": "reference",
+            "method": method,
+            "bits": 16,
+            "group_size": None,
+            "sym": None,
+            "format": "safetensors-bf16",
+            "bits_per_weight": 16.0,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "build_s": seconds,
+            "source": source,
+            "source_digest": digest,
+        },
+    )
+
+
 def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -69,21 +90,13 @@ def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
         model.save_pretrained(out_dir, safe_serialization=True)
         tokenizer.save_pretrained(out_dir)
         _clean_config(out_dir)
-    return write_build_json(
+    return _write_reference_json(
         out_dir,
-        {
-            "build": "reference",
-            "method": "dequantized-gguf",
-            "bits": 16,
-            "group_size": None,
-            "sym": None,
-            "format": "safetensors-bf16",
-            "bits_per_weight": 16.0,
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "build_s": clock["seconds"],
-            "source": f"{gguf_path.name} (dequantized Q4_1 GGUF)",
-            "source_digest": file_digest(gguf_path),
-        },
+        "dequantized-gguf",
+        model,
+        clock["seconds"],
+        f"{gguf_path.name} (dequantized Q4_1 GGUF)",
+        file_digest(gguf_path),
     )
 
 
@@ -138,21 +151,13 @@ def tiny_random_reference(model_cfg: dict, out_dir: Path) -> dict:
         _check_finite(model)
         model.save_pretrained(out_dir, safe_serialization=True)
         _clean_config(out_dir)
-    return write_build_json(
+    return _write_reference_json(
         out_dir,
-        {
-            "build": "reference",
-            "method": "tiny-random",
-            "bits": 16,
-            "group_size": None,
-            "sym": None,
-            "format": "safetensors-bf16",
-            "bits_per_weight": 16.0,
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "build_s": clock["seconds"],
-            "source": f"random Llama {json.dumps(model_cfg, sort_keys=True)}",
-            "source_digest": "",
-        },
+        "tiny-random",
+        model,
+        clock["seconds"],
+        f"random Llama {json.dumps(model_cfg, sort_keys=True)}",
+        "",
     )
 
 
