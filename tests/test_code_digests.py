@@ -10,9 +10,10 @@ import pytest
 from .conftest import ROOT
 
 pytestmark = pytest.mark.workflow
+TARGET = "results/tables/compare.parquet"
 
 
-def planned_jobs(checkout, workdir) -> dict[str, int]:
+def snakemake(checkout, workdir, *extra) -> str:
     run = subprocess.run(
         [
             sys.executable,
@@ -24,17 +25,20 @@ def planned_jobs(checkout, workdir) -> dict[str, int]:
             str(workdir),
             "--cores",
             "2",
-            "--dry-run",
-            "results/tables/compare.parquet",
+            *extra,
+            TARGET,
         ],
         capture_output=True,
         text=True,
         check=True,
     )
-    table = run.stdout.split("Job stats:")[1].split("\n\n")[0] if "Job stats:" in run.stdout else ""
-    return {
-        name: int(count) for name, count in re.findall(r"^(\w+)\s+(\d+)$", table, re.M) if name != "total"
-    }
+    return run.stdout
+
+
+def planned_jobs(checkout, workdir) -> dict[str, int]:
+    out = snakemake(checkout, workdir, "--dry-run")
+    table = out.split("Job stats:")[1].split("\n\n")[0] if "Job stats:" in out else ""
+    return {name: int(n) for name, n in re.findall(r"^(\w+)\s+(\d+)$", table, re.M) if name != "total"}
 
 
 def test_editing_a_module_reruns_only_its_dependent_rules(tmp_path):
@@ -43,23 +47,7 @@ def test_editing_a_module_reruns_only_its_dependent_rules(tmp_path):
         shutil.copytree(ROOT / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
     workdir = tmp_path / "study"
     shutil.copytree(ROOT / ".test" / "kill" / "config", workdir / "config")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(checkout / "workflow" / "Snakefile"),
-            "--directory",
-            str(workdir),
-            "--cores",
-            "2",
-            "results/tables/compare.parquet",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    snakemake(checkout, workdir)
     assert planned_jobs(checkout, workdir) == {}
 
     compare = checkout / "src" / "edgebench" / "bench" / "compare.py"
