@@ -1,6 +1,8 @@
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from edgebench.config import ConfigError
 from edgebench.items.roadmap import load_roadmap, validate_roadmap
@@ -128,3 +130,29 @@ def test_figure_scanner_names_file_and_line(tmp_path):
 def test_the_repository_holds_no_retracted_figure():
     entries = load_retractions(ROOT / "config" / "retractions.yaml")
     assert all("id" in e for e in entries)
+
+
+ITEM_KEYS = ["id", "title", "claim", "starts_from", "expect", "verify"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(ITEM_KEYS),
+            st.one_of(
+                st.none(),
+                st.text(max_size=5),
+                st.integers(),
+                st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=3),
+            ),
+            max_size=6,
+        ),
+        max_size=3,
+    )
+)
+def test_malformed_roadmaps_fail_with_a_config_error(items):
+    try:
+        validate_roadmap({"items": items})
+    except ConfigError as error:
+        assert "roadmap" in str(error)

@@ -30,12 +30,15 @@ def bench_chart(frame: pd.DataFrame) -> alt.Chart:
     clean = frame[frame["status"].isin(["ok", "contended"])]
     chart = alt.hconcat(_rep_spread(clean, "decode_tok_s"), _rep_spread(clean, "prefill_tok_s"))
     failed = int((frame["status"] == "failed").sum())
-    return chart.properties(title=f"Throughput per arm, one dot per rep ({failed} failed reps not shown)")
+    retracted = int((frame["status"] == "retracted").sum())
+    return chart.properties(
+        title=f"Throughput per arm, one dot per rep ({failed} failed, {retracted} retracted reps not shown)"
+    )
 
 
 def fidelity_chart(frame: pd.DataFrame) -> alt.Chart:
     """Top-1 agreement (±1 SE) and mean KL per arm against the bf16 reference."""
-    ok = frame[frame["status"] == "ok"].copy()
+    ok = frame[frame["status"] == "ok"].copy()  # failed and retracted arms are omitted (see the table)
     ok["top1_lo"], ok["top1_hi"] = ok["top1"] - ok["top1_se"], ok["top1"] + ok["top1_se"]
     ok["kl_lo"], ok["kl_hi"] = ok["kl_mean"] - ok["kl_mean_se"], ok["kl_mean"] + ok["kl_mean_se"]
     base = alt.Chart(ok).encode(y=alt.Y("arm:N", title=None))

@@ -5,7 +5,12 @@ rule item_verdict:
     output:
         md="results/items/{item}/verdict.md",
         table="results/items/{item}/verdict.parquet",
-        png="results/items/{item}/evidence.png",
+        png=report(
+            "results/items/{item}/evidence.png",
+            caption="../report/item_evidence.rst",
+            category="Roadmap items",
+            labels={"item": "{item}"},
+        ),
         svg="results/items/{item}/evidence.svg",
         html="results/items/{item}/evidence.html",
     log:

@@ -45,6 +45,7 @@ class VllmEngine:
             max_model_len=max_model_len,
             enforce_eager=bool(arm.get("enforce_eager", True)),
             trust_remote_code=False,
+            load_format="safetensors",  # weights only from safetensors, never pickles
             enable_prefix_caching=False,
             max_num_seqs=4,
             seed=0,
