@@ -59,8 +59,23 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
     return checked
 
 
+def check_builds(config: dict) -> None:
+    for name, spec in config["builds"].items():
+        if spec["method"] in ("gptq", "rtn") and "group_size" not in spec:
+            raise ConfigError(f"config.builds.{name}: method {spec['method']} needs a group_size")
+        if spec["method"] == "w8a8" and spec["bits"] != 8:
+            raise ConfigError(f"config.builds.{name}: w8a8 has bits 8, not {spec['bits']}")
+        if spec["method"] == "gguf" and "gguf_type" not in spec:
+            raise ConfigError(f"config.builds.{name}: method gguf needs a gguf_type")
+        if spec["method"] == "rtn" and spec["format"] == "gptq" and not spec["sym"]:
+            raise ConfigError(
+                f"config.builds.{name}: format gptq is symmetric only; use format compressed-tensors"
+            )
+
+
 def check_cross_fields(config: dict) -> None:
     """Rules a JSON schema cannot say: references between sections."""
+    check_builds(config)
     for name, arm in config["arms"].items():
         if arm["build"] != "reference" and arm["build"] not in config["builds"]:
             raise ConfigError(
@@ -71,6 +86,11 @@ def check_cross_fields(config: dict) -> None:
             raise ConfigError(f"config.arms.{name}: the name must start with its engine {arm['engine']!r}/")
         if arm["engine"] == "hf" and arm["build"] != "reference":
             raise ConfigError(f"config.arms.{name}: hf arms run the reference build only")
+        is_gguf = arm["build"] != "reference" and config["builds"][arm["build"]]["method"] == "gguf"
+        if (arm["engine"] == "llamacpp") != is_gguf:
+            raise ConfigError(
+                f"config.arms.{name}: llamacpp arms run gguf builds, and gguf builds only llamacpp"
+            )
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
     for name in [*config["gates"]["metrics"], config["bench"]["straggler_metric"]]:

