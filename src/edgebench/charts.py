@@ -120,6 +120,42 @@ def agent_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+def pareto_frame(builds: pd.DataFrame, bench: pd.DataFrame, fidelity: pd.DataFrame) -> pd.DataFrame:
+    """One row per arm: its build's bits per weight, median clean decode tok/s, and fidelity."""
+    decode = (
+        bench[bench["status"] == "ok"].groupby("arm")["decode_tok_s"].median().rename("decode_tok_s_median")
+    )
+    fid = fidelity[fidelity["status"] == "ok"].set_index("arm")[["top1", "kl_mean"]]
+    arms = bench[["arm", "build"]].drop_duplicates().set_index("arm")
+    frame = arms.join(decode).join(fid, how="outer").reset_index()
+    return frame.merge(builds[["build", "bits_per_weight", "format"]], on="build", how="left")
+
+
+def pareto_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Bits per weight against fidelity and against decode speed: a Pareto view at a glance."""
+    base = alt.Chart(frame).encode(
+        x=alt.X("bits_per_weight:Q", title="bits per weight (scales and zeros included)"),
+        color=alt.Color("arm:N"),
+        tooltip=[
+            "arm",
+            "build",
+            "format",
+            alt.Tooltip("bits_per_weight:Q", format=".2f"),
+            alt.Tooltip("top1:Q", format=".4f"),
+            alt.Tooltip("decode_tok_s_median:Q", format=".1f"),
+        ],
+    )
+    fidelity = base.mark_point(filled=True, size=90).encode(
+        y=alt.Y("top1:Q", title="top-1 agreement", scale=alt.Scale(zero=False))
+    )
+    speed = base.mark_point(filled=True, size=90, shape="diamond").encode(
+        y=alt.Y("decode_tok_s_median:Q", title="median decode tok/s (clean reps)")
+    )
+    return alt.hconcat(
+        fidelity.properties(width=300, height=260), speed.properties(width=300, height=260)
+    ).properties(title="Builds: size against fidelity and speed")
+
+
 CHARTS = {
     "bench": bench_chart,
     "fidelity": fidelity_chart,

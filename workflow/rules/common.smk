@@ -141,6 +141,10 @@ def get_retraction_tables(wildcards):
     return [f"results/tables/{name}.parquet" for name in tables]
 
 
+def get_build_jsons(wildcards):
+    return [build_json("reference")] + [build_json(b) for b in config["builds"]]
+
+
 def get_final_output():
     charts = [
         f"results/charts/{name}.{ext}"
@@ -155,6 +159,8 @@ def get_final_output():
         charts += [
             f"results/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
         ]
+    tables.append("builds")
+    charts += [f"results/charts/pareto.{ext}" for ext in ("png", "svg", "html")]
     checks = ["results/checks/retracted_figures.txt"]
     if ITEMS:
         tables.append("verdicts")

