@@ -156,6 +156,49 @@ def pareto_chart(frame: pd.DataFrame) -> alt.Chart:
     ).properties(title="Builds: size against fidelity and speed")
 
 
+def kl_ecdf_chart(positions: pd.DataFrame) -> alt.Chart:
+    """Distribution of per-position KL for every arm, as an ECDF on a log axis (tails visible)."""
+    frame = positions[["arm", "kl"]].copy()
+    frame["kl"] = frame["kl"].clip(lower=1e-7)
+    frame = frame.sort_values(["arm", "kl"])
+    order = frame.groupby("arm").cumcount()
+    size = frame.groupby("arm")["kl"].transform("size")
+    frame["ecdf"] = (order + 1) / size
+    sampled = frame[order % (size // 400).clip(lower=1) == 0]  # about 400 points per arm
+    return (
+        alt.Chart(sampled)
+        .mark_line()
+        .encode(
+            x=alt.X(
+                "kl:Q",
+                title="KL(ref || arm) per position, nats (clipped at 1e-7)",
+                scale=alt.Scale(type="log"),
+            ),
+            y=alt.Y("ecdf:Q", title="fraction of positions"),
+            color="arm:N",
+            tooltip=["arm", alt.Tooltip("kl:Q", format=".2e"), alt.Tooltip("ecdf:Q", format=".3f")],
+        )
+        .properties(width=480, height=300, title="Per-position KL distribution (ECDF)")
+    )
+
+
+def ranking_chart(frame: pd.DataFrame) -> alt.Chart:
+    """KL (with 2 SE) against the legacy greedy check: arms the greedy count ties, KL separates."""
+    shown = frame.copy()
+    shown["kl_lo"] = (shown["kl_mean"] - 2 * shown["kl_mean_se"]).clip(lower=1e-7)
+    shown["kl_hi"] = shown["kl_mean"] + 2 * shown["kl_mean_se"]
+    base = alt.Chart(shown).encode(y=alt.Y("arm:N", sort=alt.EncodingSortField("kl_mean"), title=None))
+    kl = base.mark_point(filled=True, size=70).encode(
+        x=alt.X("kl_mean:Q", title="mean KL (log, ±2 SE)", scale=alt.Scale(type="log")), color="kl_method:N"
+    ) + base.mark_errorbar().encode(x="kl_lo:Q", x2="kl_hi:Q")
+    greedy = base.mark_bar().encode(
+        x=alt.X("greedy_match:Q", title="greedy continuations reproduced (of 12)")
+    )
+    return alt.hconcat(kl.properties(width=300), greedy.properties(width=200)).properties(
+        title="KL ranks builds; the legacy greedy check saturates"
+    )
+
+
 CHARTS = {
     "bench": bench_chart,
     "fidelity": fidelity_chart,

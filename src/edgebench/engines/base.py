@@ -31,6 +31,7 @@ class WindowLogprobs:
     top_ids: np.ndarray
     top_logprobs: np.ndarray
     target_logprobs: np.ndarray
+    full: np.ndarray | None = None  # [positions, vocab] where the engine gives the whole distribution
 
 
 class Engine(Protocol):
@@ -42,8 +43,8 @@ class Engine(Protocol):
     def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
         """Load a build with the arm's options."""
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> int:
-        """Greedy generation ignoring EOS; returns the number of tokens produced."""
+    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
+        """Greedy generation ignoring EOS; returns the generated token ids."""
 
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         """Teacher-forced top-k next-token log-probabilities for a batch of windows."""

@@ -30,7 +30,7 @@ class HfEngine:
             attn_implementation="eager",
         ).eval()
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> int:
+    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
         import torch
 
         ids = torch.tensor([token_ids])
@@ -43,7 +43,15 @@ class HfEngine:
                 do_sample=False,
                 pad_token_id=0,
             )
-        return int(out.shape[1] - ids.shape[1])
+        return out[0, ids.shape[1] :].tolist()
+
+    def batch_logprobs(self, batch: list[list[int]]) -> list[np.ndarray]:
+        """Full-vocabulary log-probabilities for several equal-length sequences in one forward pass."""
+        import torch
+
+        with torch.inference_mode():
+            logits = self.model(torch.tensor(batch)).logits[:, :-1].float()
+        return list(torch.log_softmax(logits, dim=-1).numpy())
 
     def full_logprobs(self, token_ids: list[int]) -> np.ndarray:
         """Full-vocabulary float32 log-probabilities for positions 1..n-1."""

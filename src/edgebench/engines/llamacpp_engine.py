@@ -58,18 +58,16 @@ class LlamaCppEngine:
                 seed=0,
             )
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> int:
-        """Greedy decode that ignores EOS: evaluate the prompt, then sample argmax tokens."""
+    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
+        """Greedy decode that ignores EOS: evaluate the prompt, then take argmax tokens."""
         self.llm.reset()
         self.llm.eval(token_ids)
-        produced = 0
-        for _ in range(max_tokens):
-            token = int(np.argmax(self.llm.scores[self.llm.n_tokens - 1]))
-            produced += 1
-            if produced == max_tokens:
-                break
-            self.llm.eval([token])
-        return produced
+        produced: list[int] = []
+        while True:
+            produced.append(int(np.argmax(self.llm.scores[self.llm.n_tokens - 1])))
+            if len(produced) == max_tokens:
+                return produced
+            self.llm.eval([produced[-1]])
 
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         results = []
@@ -80,7 +78,7 @@ class LlamaCppEngine:
             full = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
             top = np.argsort(-full, axis=1)[:, :topk]
             targets = full[np.arange(len(full)), window[1:]]
-            results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1), targets))
+            results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1), targets, full=full))
         return results
 
     def close(self) -> None:

@@ -28,7 +28,7 @@ class VllmEngine:
     def import_engine(self) -> None:
         from vllm import LLM, SamplingParams  # noqa: F401
 
-    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+    def load(self, build_dir: str, arm: dict, max_model_len: int, max_logprobs: int = 20) -> None:
         apply_env(vllm_env(arm))
         from vllm import LLM
 
@@ -48,10 +48,11 @@ class VllmEngine:
             load_format="safetensors",  # weights only from safetensors, never pickles
             enable_prefix_caching=False,
             max_num_seqs=4,
+            max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
         )
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> int:
+    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
@@ -59,7 +60,7 @@ class VllmEngine:
             temperature=0.0, max_tokens=max_tokens, min_tokens=max_tokens, ignore_eos=True
         )
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids)], params, use_tqdm=False)
-        return len(outputs[0].outputs[0].token_ids)
+        return list(outputs[0].outputs[0].token_ids)
 
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         from vllm import SamplingParams
