@@ -46,6 +46,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
         "ppl_ratio",
         "kl_method",
         "topk",
+        "greedy_match",
+        "greedy_prompts",
     ),
 }
 

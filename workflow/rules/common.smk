@@ -91,6 +91,10 @@ def get_fidelity_rows(wildcards):
     return [f"results/raw/fidelity/{arm}/summary.parquet" for arm in fidelity_arms()]
 
 
+def get_fidelity_positions(wildcards):
+    return [f"results/raw/fidelity/{arm}/positions.parquet" for arm in fidelity_arms()]
+
+
 def get_build_spec(wildcards):
     return config["builds"][wildcards.build]
 
@@ -159,8 +163,12 @@ def get_final_output():
         charts += [
             f"results/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
         ]
-    tables.append("builds")
-    charts += [f"results/charts/pareto.{ext}" for ext in ("png", "svg", "html")]
+    tables += ["builds", "fidelity_positions", "fidelity_ranking"]
+    charts += [
+        f"results/charts/{name}.{ext}"
+        for name in ("pareto", "fidelity_positions", "fidelity_ranking")
+        for ext in ("png", "svg", "html")
+    ]
     checks = ["results/checks/retracted_figures.txt"]
     if ITEMS:
         tables.append("verdicts")

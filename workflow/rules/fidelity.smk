@@ -9,17 +9,20 @@ rule fidelity_windows:
         ENV_FILE
     params:
         fidelity=config["fidelity"],
-        code=code_digest("fidelity/corpus.py", "data/corpus"),
+        code=code_digest("fidelity/corpus.py", "data/corpus", "data/greedy_prompts.txt"),
     script:
         "../scripts/fidelity_windows.py"
 
 
 rule fidelity_reference:
+    """The bf16 reference once: full-vocabulary log-probabilities at every scored position (float16)
+    and greedy continuations of the legacy prompts."""
     input:
         model=build_json("reference"),
         windows="results/fidelity/windows.json",
     output:
-        "results/fidelity/reference_logprobs.npy",
+        logprobs="results/fidelity/reference_logprobs.npy",
+        greedy="results/fidelity/reference_greedy.json",
     log:
         "results/logs/fidelity/reference.log",
     conda:
@@ -36,6 +39,7 @@ rule fidelity_arm:
         build=get_arm_build_json,
         windows="results/fidelity/windows.json",
         reference="results/fidelity/reference_logprobs.npy",
+        greedy="results/fidelity/reference_greedy.json",
     output:
         summary="results/raw/fidelity/{engine}/{label}/summary.parquet",
         positions="results/raw/fidelity/{engine}/{label}/positions.parquet",
@@ -69,3 +73,47 @@ rule fidelity_table:
         code=code_digest("retractions.py", *COMMON_CODE),
     script:
         "../scripts/join_table.py"
+
+
+rule fidelity_positions_table:
+    input:
+        get_fidelity_positions,
+    output:
+        "results/tables/fidelity_positions.parquet",
+    log:
+        "results/logs/tables/fidelity_positions.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("tables.py"),
+    script:
+        "../scripts/concat_parquet.py"
+
+
+rule fidelity_ranking:
+    """Does KL/top-1 rank builds where the legacy greedy check ties?"""
+    input:
+        fidelity="results/tables/fidelity.parquet",
+        builds="results/tables/builds.parquet",
+    output:
+        table=report(
+            "results/tables/fidelity_ranking.parquet",
+            caption="../report/fidelity_ranking.rst",
+            category="Tables",
+        ),
+        png=report(
+            "results/charts/fidelity_ranking.png",
+            caption="../report/fidelity_ranking.rst",
+            category="Charts",
+            labels={"chart": "fidelity_ranking", "format": "png"},
+        ),
+        svg="results/charts/fidelity_ranking.svg",
+        html="results/charts/fidelity_ranking.html",
+    log:
+        "results/logs/tables/fidelity_ranking.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("fidelity/ranking.py", "charts.py"),
+    script:
+        "../scripts/fidelity_ranking.py"

@@ -10,6 +10,7 @@ if __name__ == "__main__":  # the engine may spawn processes that re-import this
         build_json=sm.input.build,
         windows_json=sm.input.windows,
         reference_npy=sm.input.reference,
+        reference_greedy_json=sm.input.greedy,
         summary_out=sm.output.summary,
         positions_out=sm.output.positions,
         code_digest=sm.params.code,

@@ -53,3 +53,15 @@ def tokenize_corpus(
             f"add text under {CORPUS_DIR} or lower the setting"
         )
     return windows
+
+
+GREEDY_PROMPTS = CORPUS_DIR.parent / "greedy_prompts.txt"
+
+
+def greedy_prompts(tokenizer_dir: str) -> list[list[int]]:
+    """The legacy check's 12 prompts as token ids (kept to show that it saturates)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir, trust_remote_code=False)
+    lines = [line.replace("\\n", "\n") for line in GREEDY_PROMPTS.read_text().splitlines() if line.strip()]
+    return [tokenizer(line, add_special_tokens=False)["input_ids"] for line in lines]

@@ -1,4 +1,9 @@
-"""Run an engine over the corpus windows and score it against the stored reference distribution."""
+"""Run an engine over the corpus windows and score it against the stored reference distribution.
+
+KL is exact where the engine returns the whole distribution (transformers, llama.cpp) and a top-k
+bucket lower bound where it returns top-k (vLLM prompt_logprobs); for vLLM a short subset is also
+scored exactly, to say how far below the exact KL the bound sits.
+"""
 
 from __future__ import annotations
 
@@ -11,41 +16,45 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from edgebench.fidelity.stats import kl_topk_bucket, summarize
+from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
 from edgebench.rows import arm_row
 from edgebench.tables import rows_frame, write_parquet_atomic
+
+GREEDY_TOKENS = 16
+BATCH = 4
 
 
 def reference_logprobs(build_dir: str, windows: list[dict], threads: int) -> np.ndarray:
     """Full-vocabulary log-probabilities of the bf16 reference at every scored position, float16.
 
-    Stored in float16 ([positions, vocab]); log-probs below float16's range clip to -65504, which
-    changes KL by less than p * 65504 for p < 1e-28: nothing.
+    Windows of equal length run in batches. Stored in float16 ([positions, vocab]); log-probs below
+    float16's range clip to -65504, which changes KL by less than p * 65504 for p < 1e-28: nothing.
     """
     from edgebench.engines.hf_engine import HfEngine
 
     engine = HfEngine()
     engine.load(build_dir, {"threads": threads}, max_model_len=0)
-    blocks = []
-    for i, window in enumerate(windows, start=1):
-        full = engine.full_logprobs(window["ids"])[window["context"] :]
-        blocks.append(np.maximum(full, -65504.0).astype(np.float16))
-        if i % 10 == 0 or i == len(windows):
-            print(f"reference: {i}/{len(windows)} windows", flush=True)
+    blocks: dict[int, np.ndarray] = {}
+    by_length: dict[int, list[int]] = {}
+    for i, window in enumerate(windows):
+        by_length.setdefault(len(window["ids"]), []).append(i)
+    batches = [group[k : k + BATCH] for group in by_length.values() for k in range(0, len(group), BATCH)]
+    for done, batch in enumerate(batches, start=1):
+        for i, rows in zip(batch, engine.batch_logprobs([windows[i]["ids"] for i in batch]), strict=True):
+            blocks[i] = np.maximum(rows[windows[i]["context"] :], -65504.0).astype(np.float16)
+        print(f"reference: batch {done}/{len(batches)}", flush=True)
     engine.close()
-    return np.concatenate(blocks)
+    return np.concatenate([blocks[i] for i in range(len(windows))])
 
 
-def arm_topk(engine, windows: list[dict], topk: int) -> dict[str, np.ndarray]:
-    """The arm's top-k ids/log-probs and target log-prob at every scored position."""
-    results = engine.prompt_logprobs([w["ids"] for w in windows], topk)
-    parts = {"top_ids": [], "top_logprobs": [], "target_logprobs": []}
-    for window, result in zip(windows, results, strict=True):
-        skip = window["context"]
-        parts["top_ids"].append(result.top_ids[skip:])
-        parts["top_logprobs"].append(result.top_logprobs[skip:])
-        parts["target_logprobs"].append(result.target_logprobs[skip:])
-    return {key: np.concatenate(value) for key, value in parts.items()}
+def reference_greedy(build_dir: str, prompts: list[list[int]], threads: int) -> list[list[int]]:
+    from edgebench.engines.hf_engine import HfEngine
+
+    engine = HfEngine()
+    engine.load(build_dir, {"threads": threads}, max_model_len=0)
+    continuations = [engine.generate(p, GREEDY_TOKENS) for p in prompts]
+    engine.close()
+    return continuations
 
 
 def targets(windows: list[dict]) -> np.ndarray:
@@ -53,30 +62,69 @@ def targets(windows: list[dict]) -> np.ndarray:
     return np.concatenate([np.asarray(w["ids"][w["context"] + 1 :]) for w in windows])
 
 
-def score_arm(ref: np.ndarray, arm: dict[str, np.ndarray], target_ids: np.ndarray, chunk: int = 512):
-    """Per-position and summary fidelity of one arm. KL is a top-k bucket lower bound."""
-    kls, agree, dps, ref_nll = [], [], [], []
-    for start in range(0, ref.shape[0], chunk):
-        block = ref[start : start + chunk].astype(np.float64)
-        ids = arm["top_ids"][start : start + chunk]
-        kls.append(kl_topk_bucket(block, ids, arm["top_logprobs"][start : start + chunk]))
-        agree.append(np.argmax(block, axis=1) == ids[:, 0])
-        ref_target = block[np.arange(block.shape[0]), target_ids[start : start + chunk]]
-        ref_nll.append(-ref_target)
-        dps.append(np.exp(arm["target_logprobs"][start : start + chunk]) - np.exp(ref_target))
-    per_position = {
-        "kl": np.concatenate(kls),
-        "top1_agree": np.concatenate(agree),
-        "dp": np.concatenate(dps),
+def score_windows(ref: np.ndarray, windows: list[dict], results: list) -> tuple[dict, dict, str]:
+    """Per-position arrays and summary, window by window (the reference is memory-mapped)."""
+    parts = {
+        "kl": [],
+        "top1_agree": [],
+        "dp": [],
+        "ref_nll": [],
+        "arm_nll": [],
+        "top1_ref": [],
+        "top1_arm": [],
+        "p_ref_token": [],
     }
+    offset, exact = 0, all(r.full is not None for r in results)
+    for window, result in zip(windows, results, strict=True):
+        skip = window["context"]
+        ids = np.asarray(window["ids"][skip + 1 :])
+        block = ref[offset : offset + len(ids)].astype(np.float64)
+        offset += len(ids)
+        rows = np.arange(len(ids))
+        if exact:
+            arm_full = result.full[skip:].astype(np.float64)
+            kl, arm_top1 = kl_exact(block, arm_full), np.argmax(arm_full, axis=1)
+        else:
+            kl = kl_topk_bucket(block, result.top_ids[skip:], result.top_logprobs[skip:])
+            arm_top1 = result.top_ids[skip:, 0]
+        ref_target, arm_target = block[rows, ids], result.target_logprobs[skip:]
+        parts["kl"].append(kl)
+        parts["top1_ref"].append(np.argmax(block, axis=1))
+        parts["top1_arm"].append(arm_top1)
+        parts["top1_agree"].append(parts["top1_ref"][-1] == arm_top1)
+        parts["dp"].append(np.exp(arm_target) - np.exp(ref_target))
+        parts["ref_nll"].append(-ref_target)
+        parts["arm_nll"].append(-arm_target)
+        parts["p_ref_token"].append(np.exp(ref_target))
+    per_position = {key: np.concatenate(value) for key, value in parts.items()}
     summary = summarize(
         per_position["kl"],
         per_position["top1_agree"],
         per_position["dp"],
-        np.concatenate(ref_nll),
-        -arm["target_logprobs"],
+        per_position["ref_nll"],
+        per_position["arm_nll"],
     )
-    return summary, per_position
+    return per_position, summary, "exact" if exact else "topk_bucket"
+
+
+def exact_subset_gap(engine, window: dict, ref: np.ndarray, positions: int, topk: int, vocab: int) -> dict:
+    """Score `positions` positions with the whole vocabulary through vLLM's prompt_logprobs, and with
+    the top-k bucket, on the same positions: the bound's shortfall, measured."""
+    ids = window["ids"][: window["context"] + positions + 1]
+    full_result = engine.prompt_logprobs([ids], vocab)[0]
+    skip = window["context"]
+    full = np.full((len(ids) - 1, vocab), -np.inf)
+    np.put_along_axis(full, full_result.top_ids, full_result.top_logprobs, axis=1)
+    block = ref[:positions].astype(np.float64)
+    exact = kl_exact(block, np.maximum(full[skip:], -1e30))
+    topk_ids = full_result.top_ids[skip:, :topk]
+    bucket = kl_topk_bucket(block, topk_ids, full_result.top_logprobs[skip:, :topk])
+    return {
+        "exact_subset_positions": positions,
+        "kl_exact_subset_mean": float(exact.mean()),
+        "kl_bucket_subset_mean": float(bucket.mean()),
+        "kl_bound_gap": float(1 - bucket.mean() / exact.mean()) if exact.mean() > 0 else 0.0,
+    }
 
 
 def save_npy_atomic(array: np.ndarray, path: str) -> None:
@@ -86,27 +134,31 @@ def save_npy_atomic(array: np.ndarray, path: str) -> None:
     os.replace(tmp, path)
 
 
-def positions_frame(
-    arm_name: str, windows: list[dict], ref: np.ndarray, arm: dict, per_position: dict
-) -> pd.DataFrame:
+def positions_frame(arm_name: str, windows: list[dict], per_position: dict) -> pd.DataFrame:
     """Drill-down rows: where in which document an arm diverges from the reference."""
     docs, positions = [], []
     for window in windows:
         for index in range(window["context"] + 1, len(window["ids"])):
             docs.append(window["doc"])
             positions.append(window["start"] + index)
-    target_ids = targets(windows)
     return pd.DataFrame(
         {
             "arm": arm_name,
             "doc": docs,
             "position": positions,
             "kl": per_position["kl"],
-            "top1_ref": np.argmax(ref, axis=1),
-            "top1_arm": arm["top_ids"][:, 0],
-            "p_ref_token": np.exp(ref[np.arange(len(target_ids)), target_ids].astype(np.float64)),
+            "top1_ref": per_position["top1_ref"],
+            "top1_arm": per_position["top1_arm"],
+            "p_ref_token": per_position["p_ref_token"],
         }
     )
+
+
+def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, vocab: int) -> None:
+    if engine.name == "vllm":  # the exact subset asks for the whole vocabulary per position
+        engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8, max_logprobs=vocab)
+    else:
+        engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8)
 
 
 def run_fidelity_arm(
@@ -116,6 +168,7 @@ def run_fidelity_arm(
     build_json: str,
     windows_json: str,
     reference_npy: str,
+    reference_greedy_json: str,
     summary_out: str,
     positions_out: str,
     code_digest: str,
@@ -126,21 +179,37 @@ def run_fidelity_arm(
     settings = config["fidelity"]
     arm_cfg = config["arms"][arm_name]
     row = arm_row(config, arm_name, code_digest=code_digest)
-    row.update(kl_method="topk_bucket", topk=int(settings["topk"]))
-    windows = json.loads(Path(windows_json).read_text())
+    row.update(topk=int(settings["topk"]))
+    corpus = json.loads(Path(windows_json).read_text())
+    windows, greedy_prompts = corpus["windows"], corpus["greedy_prompts"]
+    expected_greedy = json.loads(Path(reference_greedy_json).read_text())
     ref = np.load(reference_npy, mmap_mode="r")
+    vocab = int(ref.shape[1])
     positions = pd.DataFrame(columns=["arm", "doc", "position", "kl", "top1_ref", "top1_arm", "p_ref_token"])
     start = pd.Timestamp.now(tz="UTC")
     try:
         engine = make_engine(arm_cfg["engine"])
         engine.import_engine()
-        engine.load(str(Path(build_json).parent), arm_cfg, max_model_len=int(settings["window_tokens"]) + 8)
-        arm = arm_topk(engine, windows, int(settings["topk"]))
+        load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
+        results = engine.prompt_logprobs([w["ids"] for w in windows], int(settings["topk"]))
+        per_position, summary, method = score_windows(ref, windows, results)
+        row.update(summary, kl_method=method)
+        if method == "topk_bucket" and settings["exact_subset_positions"] > 0:
+            row.update(
+                exact_subset_gap(
+                    engine, windows[0], ref, settings["exact_subset_positions"], int(settings["topk"]), vocab
+                )
+            )
+        continuations = [engine.generate(p, GREEDY_TOKENS) for p in greedy_prompts]
+        row["greedy_match"] = sum(a == b for a, b in zip(continuations, expected_greedy, strict=True))
+        row["greedy_prompts"] = len(greedy_prompts)
         engine.close()
-        summary, per_position = score_arm(ref, arm, targets(windows))
-        row.update(summary)
-        positions = positions_frame(arm_name, windows, ref, arm, per_position)
-        print(f"{arm_name}: top1 {summary['top1']:.4f}, kl_mean {summary['kl_mean']:.5f}", flush=True)
+        positions = positions_frame(arm_name, windows, per_position)
+        print(
+            f"{arm_name}: top1 {summary['top1']:.4f}, kl_mean {summary['kl_mean']:.5f} ({method}), "
+            f"greedy {row['greedy_match']}/{len(greedy_prompts)}",
+            flush=True,
+        )
     except Exception as error:  # a build the engine cannot run is a result, not a crash
         traceback.print_exc()
         row.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
