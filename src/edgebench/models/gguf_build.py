@@ -161,15 +161,16 @@ def build_gguf(reference_dir: Path, out_dir: Path, name: str, spec: dict, source
     kind = spec["gguf_type"]
     if kind not in FTYPES:
         raise BuildError(f"unknown gguf_type {kind!r}; known: {sorted(FTYPES)}")
-    with fresh_build_dir(out_dir) as tmp, stopwatch() as clock:
-        f16 = tmp / "model-f16.gguf"
-        write_f16_gguf(reference_dir, f16, source_gguf)
-        final = tmp / "model.gguf"
-        if kind == "f16":
-            f16.rename(final)
-        else:
-            quantize_gguf(f16, final, kind, int(spec.get("threads", 2)))
-            f16.unlink()
+    with fresh_build_dir(out_dir) as tmp:
+        with stopwatch() as clock:  # closed before build.json is written, so build_s is set
+            f16 = tmp / "model-f16.gguf"
+            write_f16_gguf(reference_dir, f16, source_gguf)
+            final = tmp / "model.gguf"
+            if kind == "f16":
+                f16.rename(final)
+            else:
+                quantize_gguf(f16, final, kind, int(spec.get("threads", 2)))
+                f16.unlink()
         histogram, bpw, elements = tensor_histogram(final)
         return write_build_json(
             tmp,

@@ -77,16 +77,17 @@ def build_rtn(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> dict
     config = json.loads((reference_dir / "config.json").read_text())
     if spec["method"] == "rtn":
         check_group_size(int(spec["group_size"]), config)
-    with fresh_build_dir(out_dir) as tmp, stopwatch() as clock:
-        for filename in COPIED:
-            if (reference_dir / filename).exists():
-                shutil.copy2(reference_dir / filename, tmp / filename)
-        state = load_file(str(reference_dir / "model.safetensors"))
-        parameters = sum(t.numel() for t in state.values())
-        save_file(quantize_state(state, spec), str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        config["quantization_config"] = quant_config(spec)
-        (tmp / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-        check_saved_tensors_finite(tmp, name)
+    with fresh_build_dir(out_dir) as tmp:
+        with stopwatch() as clock:  # closed before build.json is written, so build_s is set
+            for filename in COPIED:
+                if (reference_dir / filename).exists():
+                    shutil.copy2(reference_dir / filename, tmp / filename)
+            state = load_file(str(reference_dir / "model.safetensors"))
+            parameters = sum(t.numel() for t in state.values())
+            save_file(quantize_state(state, spec), str(tmp / "model.safetensors"), metadata={"format": "pt"})
+            config["quantization_config"] = quant_config(spec)
+            (tmp / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+            check_saved_tensors_finite(tmp, name)
         return write_build_json(
             tmp,
             {
