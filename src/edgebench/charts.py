@@ -204,6 +204,7 @@ CHARTS = {
     "fidelity": fidelity_chart,
     "gates": gates_chart,
     "agent_summary": agent_chart,
+    "fidelity_positions": kl_ecdf_chart,
 }
 
 
