@@ -60,9 +60,11 @@ def run_engine(engine_name, build_dir, arm):
     queue = ctx.Queue()
     proc = ctx.Process(target=_engine_run, args=(engine_name, build_dir, arm, queue))
     proc.start()
-    result = queue.get(timeout=600)
-    proc.join()
-    return result
+    proc.join(timeout=600)
+    if queue.empty():
+        proc.kill()
+        pytest.fail(f"{engine_name} could not run {build_dir.name} (exit code {proc.exitcode})")
+    return queue.get()
 
 
 def hf_argmax(reference):
@@ -93,7 +95,7 @@ def test_vllm_builds_load_and_generate(reference, name, spec, bpw):
     out, info = build(reference, name, spec)
     assert info["bits_per_weight"] == pytest.approx(bpw)
     produced, _ = run_engine(
-        "vllm", out, {"kv_cache_gib": 0.25, "int4_w4a8": True if spec["bits"] == 4 else None}
+        "vllm", out, {"kv_cache_gib": 1, "int4_w4a8": True if spec["bits"] == 4 else None}
     )
     assert len(produced) == 4
 
