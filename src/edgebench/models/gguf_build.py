@@ -80,7 +80,7 @@ def _tokenizer_from_json(writer, reference_dir: Path) -> None:
     merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
     config = json.loads((reference_dir / "tokenizer_config.json").read_text())
     writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("gpt2")
+    writer.add_tokenizer_pre("gpt-2")  # llama.cpp's name for the GPT-2 byte-level pre-tokenizer
     writer.add_token_list([t or f"[PAD{i}]" for i, t in enumerate(tokens)])
     writer.add_token_types([3 if i in special else 1 for i in range(len(tokens))])
     writer.add_token_merges(merges)

@@ -75,7 +75,7 @@ def compressed_tensors_w4a16(prefix: str, qw: QuantizedWeight, sym: bool) -> dic
     }
     if not sym:
         zp = torch.from_numpy(qw.zeros.astype(np.int16) - offset).to(torch.int8)
-        out[f"{prefix}.weight_zero_point"] = pack_to_int32(zp, qw.bits, packed_dim=0)
+        out[f"{prefix}.weight_zero_point"] = pack_to_int32(zp, qw.bits, packed_dim=0).contiguous()
     return out
 
 
