@@ -21,7 +21,7 @@ rule agent_arm:
         "results/logs/agent/{engine}/{label}.log",
     conda:
         ENV_FILE
-    threads: workflow.cores
+    threads: MACHINE_CORES
     params:
         code=code_digest("agent", "engines", *COMMON_CODE),
     script:

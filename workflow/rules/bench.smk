@@ -12,7 +12,7 @@ rule bench_rep:
         "results/logs/{study}/{engine}/{label}/rep{rep}.log",
     conda:
         ENV_FILE
-    threads: workflow.cores
+    threads: MACHINE_CORES
     resources:
         bench_slot=1,
     params:

@@ -3,6 +3,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 
+from snakemake.exceptions import WorkflowError
+
 from edgebench.config import ConfigError, validate_config
 from edgebench.items.roadmap import load_roadmap
 from edgebench.retractions import load_retractions
@@ -13,6 +15,14 @@ from edgebench.studies import rep_path, study_plan, study_schedule
 config = validate_config(config)
 
 PACKAGE = Path(workflow.basedir).parent / "src" / "edgebench"
+try:
+    MACHINE_CORES = (
+        workflow.cores
+    )  # rules that must own the machine (timing, builds) take all of it
+except WorkflowError:
+    MACHINE_CORES = (
+        1  # --report, --lint, --unlock: no job runs, so no core count is given
+    )
 RETRACTIONS = load_retractions(config["retractions"])
 ITEMS = (
     {i["id"]: i for i in load_roadmap(config["roadmap"], config["arms"])}

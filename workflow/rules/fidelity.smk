@@ -27,7 +27,7 @@ rule fidelity_reference:
         "results/logs/fidelity/reference.log",
     conda:
         ENV_FILE
-    threads: workflow.cores
+    threads: MACHINE_CORES
     params:
         code=code_digest("fidelity", "engines"),
     script:
@@ -47,7 +47,7 @@ rule fidelity_arm:
         "results/logs/fidelity/{engine}/{label}.log",
     conda:
         ENV_FILE
-    threads: workflow.cores
+    threads: MACHINE_CORES
     params:
         code=code_digest("fidelity", "engines", *COMMON_CODE),
     script:

@@ -5,7 +5,7 @@ rule reference_model:
         "results/logs/models/reference.log",
     conda:
         ENV_FILE
-    threads: workflow.cores
+    threads: MACHINE_CORES
     params:
         model=config["model"],
         code=code_digest("models/reference.py", "models/buildinfo.py", "tables.py"),
@@ -24,7 +24,7 @@ rule quant_build:
         build="(?!reference$)[a-z0-9][a-z0-9_.-]*",
     conda:
         ENV_FILE
-    threads: workflow.cores
+    threads: MACHINE_CORES
     resources:
         mem_mb=8000,
     params:

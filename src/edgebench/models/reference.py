@@ -100,6 +100,12 @@ def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
     )
 
 
+CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
 def train_tiny_tokenizer(vocab_size: int, out_dir: Path):
     """A byte-level BPE trained on the shipped corpus: tests need a real tokenizer, and no hub."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -122,6 +128,7 @@ def train_tiny_tokenizer(vocab_size: int, out_dir: Path):
         eos_token="<|endoftext|>",
         pad_token="<|endoftext|>",
     )
+    fast.chat_template = CHATML  # agent trials format prompts with the build's own chat template
     fast.save_pretrained(out_dir)
     return fast
 
