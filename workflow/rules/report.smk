@@ -4,14 +4,14 @@ rule chart:
     output:
         png=report(
             "results/charts/{name}.png",
-            caption="../report/{name}_chart.rst",
+            caption="../report/chart.rst",
             category="Charts",
             labels={"chart": "{name}", "format": "png"},
         ),
         svg="results/charts/{name}.svg",
         html=report(
             "results/charts/{name}.html",
-            caption="../report/{name}_chart.rst",
+            caption="../report/chart.rst",
             category="Charts",
             labels={"chart": "{name}", "format": "html"},
         ),
