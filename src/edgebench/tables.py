@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from pathlib import Path
@@ -103,11 +102,3 @@ def join_parquet(table: str, paths: list[str | os.PathLike]) -> pd.DataFrame:
     frame = rows_frame(table, frame.to_dict("records"))
     check_columns(table, frame)
     return frame
-
-
-def is_positive_finite(value: object) -> bool:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return False
-    return math.isfinite(number) and number > 0

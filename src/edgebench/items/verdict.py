@@ -12,7 +12,6 @@ from edgebench.items.verify import METHODS
 from edgebench.retractions import apply_retractions
 from edgebench.tables import write_parquet_atomic, write_text_atomic
 
-VERDICTS = ("confirmed", "refuted", "inconclusive", "ungateable", "retracted")
 VALUE_COLUMNS = ("ratio", "spread", "top1", "kl_mean", "median", "single_run_width", "power", "p_value")
 
 

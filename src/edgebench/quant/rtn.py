@@ -45,9 +45,3 @@ def quantize_rtn(weight: np.ndarray, bits: int, group_size: int, sym: bool) -> Q
         zeros = np.round(-xmin / scales)
     q = np.clip(np.round(w / scales[:, :, None]) + zeros[:, :, None], 0, maxq).astype(np.uint8)
     return QuantizedWeight(q.reshape(out, cols), scales, zeros.astype(np.float32), bits, group_size)
-
-
-def max_error_bound(qw: QuantizedWeight) -> np.ndarray:
-    """Per-group bound on |w - dequant(w)|: half a step inside the grid; the symmetric grid's top
-    code is clipped (the +max|w| end rounds to 2^(b-1) steps), which can cost one full step there."""
-    return qw.scales
