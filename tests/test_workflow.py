@@ -122,8 +122,57 @@ def test_items_have_verdicts_with_evidence_and_provenance(study):
     assert (study / "results" / "checks" / "retracted_figures.txt").exists()
 
 
+def test_memory_ledger_accounts_for_each_process(study):
+    ledger = pd.read_parquet(study / "results" / "tables" / "memory_ledger.parquet")
+    assert set(ledger["arm"]) == {"vllm/gptq-w4g64-w4a8", "hf/bf16"}
+    assert (ledger["status"] == "ok").all()
+    vllm = ledger[ledger["arm"] == "vllm/gptq-w4g64-w4a8"]
+    assert {"front end", "worker", "EngineCore"} <= set(vllm["process"])
+    worker = vllm[vllm["process"] == "worker"].set_index("component")
+    # The int4 weights, the KV cache and the model's norms are tensors the ledger must find.
+    assert worker.loc["kv cache", "mb"] > 0 and worker.loc["mlp", "allocated_mb"] > 0
+    for (arm, process), rows in ledger.groupby(["arm", "process"]):
+        measured = rows.loc[rows["kind"] == "measured", "mb"].iloc[0]
+        parts = rows.loc[rows["kind"].isin(["baseline", "attributed", "unexplained"]), "mb"].sum()
+        assert parts == pytest.approx(measured), (arm, process)
+    assert ledger["git_commit"].notna().all()
+
+
+def test_import_profile_and_summary(study):
+    tables = study / "results" / "tables"
+    imports = pd.read_parquet(tables / "imports.parquet")
+    totals = imports[imports["module"] == "(total)"].set_index("entry")
+    assert set(totals.index) == {"from vllm import LLM", "import edgebench"}
+    assert totals.loc["from vllm import LLM", "cumulative_s"] > totals.loc["import edgebench", "cumulative_s"]
+    assert "vllm" in set(imports["module"])
+    summary = pd.read_parquet(tables / "import_summary.parquet")
+    assert set(summary["engine"]) >= {"vllm", "hf"} and finite_positive(summary["bench_ready_s"])
+
+
+def test_kernel_study_and_decode_attribution(study):
+    tables = study / "results" / "tables"
+    kernels = pd.read_parquet(tables / "kernels.parquet")
+    ceilings = kernels[kernels["kernel"].str.startswith("stream")]
+    assert finite_positive(ceilings["gb_s"])
+    timed = kernels[kernels["layer"].notna()]
+    assert set(timed["kernel"]) == {
+        "bf16_matmul",
+        "vllm_bf16",
+        "tinygemm",
+        "vllm_wna16",
+        "vllm_w4a8",
+        "vllm_int8",
+    }
+    ok = timed[timed["status"] == "ok"]
+    assert len(ok) == len(timed), timed.loc[timed["status"] != "ok", ["kernel", "layer", "error"]]
+    assert finite_positive(ok["us"]) and finite_positive(ok["pct_of_ceiling"])
+    attribution = pd.read_parquet(tables / "decode_attribution.parquet")
+    assert {"vllm/bf16", "vllm/gptq-w4g64-w4a8"} <= set(attribution["arm"])
+    assert finite_positive(attribution["gemm_s"]) and finite_positive(attribution["decode_step_s"])
+
+
 def test_charts_and_offline_report(study):
-    for name in ("bench", "fidelity", "gates"):
+    for name in ("bench", "fidelity", "gates", "memory_ledger", "imports", "kernels"):
         for ext in ("png", "svg", "html"):
             assert (study / "results" / "charts" / f"{name}.{ext}").stat().st_size > 1000
         assert "cdn.jsdelivr" not in (study / "results" / "charts" / f"{name}.html").read_text()

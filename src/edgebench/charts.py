@@ -199,12 +199,120 @@ def ranking_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+def memory_ledger_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Stacked RssAnon per arm and process: baseline, attributed components, unexplained."""
+    parts = frame[
+        (frame["status"] == "ok") & frame["kind"].isin(["baseline", "attributed", "unexplained"])
+    ].copy()
+    parts["who"] = parts["arm"] + " · " + parts["process"]
+    parts["mb"] = parts["mb"].clip(lower=0)  # a negative unexplained (over-attribution) shows as 0 here
+    failed = int((frame["status"] == "failed").groupby(frame["arm"]).any().sum()) if len(frame) else 0
+    return (
+        alt.Chart(parts)
+        .mark_bar()
+        .encode(
+            y=alt.Y("who:N", title=None),
+            x=alt.X("sum(mb):Q", title="RssAnon, MiB"),
+            color=alt.Color("component:N", title="component"),
+            order=alt.Order("kind:N"),
+            tooltip=["arm", "process", "component", "kind", "method", alt.Tooltip("mb:Q", format=".1f")],
+        )
+        .properties(
+            width=480,
+            height=26 * max(parts["who"].nunique(), 1),
+            title=f"Where RssAnon goes, per arm and process ({failed} failed arms not shown)",
+        )
+    )
+
+
+def imports_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Median import time per entry point, and the modules that cost the most by their own time."""
+    ok = frame[frame["status"] == "ok"]
+    totals = ok[ok["module"] == "(total)"].groupby("entry", as_index=False)["cumulative_s"].median()
+    modules = ok[ok["module"] != "(total)"].groupby(["entry", "module"], as_index=False)["self_s"].median()
+    top = modules.sort_values("self_s", ascending=False).groupby("entry").head(8)
+    left = (
+        alt.Chart(totals)
+        .mark_bar()
+        .encode(
+            y=alt.Y("entry:N", title=None),
+            x=alt.X("cumulative_s:Q", title="import time, s (median, -X importtime)"),
+            tooltip=["entry", alt.Tooltip("cumulative_s:Q", format=".2f")],
+        )
+        .properties(width=260, height=26 * max(len(totals), 1))
+    )
+    right = (
+        alt.Chart(top)
+        .mark_bar()
+        .encode(
+            y=alt.Y("module:N", title=None, sort="-x"),
+            x=alt.X("self_s:Q", title="self time, s"),
+            color=alt.Color("entry:N"),
+            tooltip=["entry", "module", alt.Tooltip("self_s:Q", format=".3f")],
+        )
+        .properties(width=260, height=14 * max(top["module"].nunique(), 1))
+    )
+    return alt.hconcat(left, right).properties(title="What a rep pays before it can load a model")
+
+
+def kernels_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Roofline at the largest thread count: GFLOP/s against arithmetic intensity, cold caches,
+    under the measured STREAM-triad slope and bf16 matmul peak."""
+    threads = int(frame["threads"].max())
+    at = frame[frame["threads"] == threads]
+    bandwidth = float(at.loc[at["kernel"] == "stream_triad", "gb_s"].iloc[0])
+    peak = float(at.loc[at["kernel"] == "bf16_matmul_peak", "gflop_s"].iloc[0])
+    points = at[
+        (at["status"] == "ok") & at["m"].notna() & ~at["kernel"].str.startswith(("stream", "bf16_matmul_p"))
+    ]
+    points = points.assign(intensity=points["gflop_s"] / points["gb_s"])
+    grid = [0.1 * 1.25**i for i in range(45)]
+    roof = pd.DataFrame({"intensity": grid, "gflop_s": [min(peak, bandwidth * x) for x in grid]})
+    line = (
+        alt.Chart(roof)
+        .mark_line(color="black")
+        .encode(
+            x=alt.X("intensity:Q", scale=alt.Scale(type="log"), title="FLOP per byte moved"),
+            y=alt.Y("gflop_s:Q", scale=alt.Scale(type="log"), title="GFLOP/s"),
+        )
+    )
+    dots = (
+        alt.Chart(points)
+        .mark_point(filled=True, size=50)
+        .encode(
+            x="intensity:Q",
+            y="gflop_s:Q",
+            color=alt.Color("kernel:N"),
+            shape=alt.Shape("m:O", title="batch"),
+            tooltip=[
+                "kernel",
+                "layer",
+                "m",
+                alt.Tooltip("us:Q", format=".1f"),
+                alt.Tooltip("gb_s:Q", format=".1f"),
+                alt.Tooltip("pct_of_ceiling:Q", format=".0f"),
+            ],
+        )
+    )
+    return (line + dots).properties(
+        width=480,
+        height=320,
+        title=(
+            f"Kernels vs measured ceilings, {threads} threads "
+            f"(triad {bandwidth:.1f} GB/s, bf16 peak {peak:.0f} GFLOP/s)"
+        ),
+    )
+
+
 CHARTS = {
     "bench": bench_chart,
     "fidelity": fidelity_chart,
     "gates": gates_chart,
     "agent_summary": agent_chart,
     "fidelity_positions": kl_ecdf_chart,
+    "memory_ledger": memory_ledger_chart,
+    "imports": imports_chart,
+    "kernels": kernels_chart,
 }
 
 

@@ -159,6 +159,21 @@ def get_build_jsons(wildcards):
     return [build_json("reference")] + [build_json(b) for b in config["builds"]]
 
 
+def memory_arms():
+    """Arms whose memory is attributed: the configured list, else every benchmarked arm."""
+    chosen = config["diagnostics"]["memory_arms"]
+    if chosen is None:
+        return [name for name, arm in config["arms"].items() if arm["bench"]]
+    unknown = [a for a in chosen if a not in config["arms"]]
+    if unknown:
+        raise ConfigError(f"config.diagnostics.memory_arms: {unknown} are not arms")
+    return chosen
+
+
+def get_memory_ledgers(wildcards):
+    return [f"results/raw/memory/{arm}.parquet" for arm in memory_arms()]
+
+
 def get_final_output():
     charts = [
         f"results/charts/{name}.{ext}"
@@ -177,6 +192,18 @@ def get_final_output():
     charts += [
         f"results/charts/{name}.{ext}"
         for name in ("pareto", "fidelity_positions", "fidelity_ranking")
+        for ext in ("png", "svg", "html")
+    ]
+    tables += [
+        "memory_ledger",
+        "imports",
+        "import_summary",
+        "kernels",
+        "decode_attribution",
+    ]
+    charts += [
+        f"results/charts/{name}.{ext}"
+        for name in ("memory_ledger", "imports", "kernels")
         for ext in ("png", "svg", "html")
     ]
     checks = ["results/checks/retracted_figures.txt"]

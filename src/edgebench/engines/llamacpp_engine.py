@@ -42,7 +42,7 @@ class LlamaCppEngine:
     def import_engine(self) -> None:
         import llama_cpp  # noqa: F401
 
-    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+    def load(self, build_dir: str, arm: dict, max_model_len: int, verbose: bool = False) -> None:
         from llama_cpp import Llama
 
         threads = int(arm.get("threads", 1))
@@ -54,7 +54,7 @@ class LlamaCppEngine:
                 n_threads=threads,
                 n_threads_batch=threads,
                 logits_all=True,
-                verbose=False,
+                verbose=verbose,  # the memory ledger reads llama.cpp's buffer sizes from it
                 seed=0,
             )
 

@@ -28,7 +28,14 @@ class VllmEngine:
     def import_engine(self) -> None:
         from vllm import LLM, SamplingParams  # noqa: F401
 
-    def load(self, build_dir: str, arm: dict, max_model_len: int, max_logprobs: int = 20) -> None:
+    def load(
+        self,
+        build_dir: str,
+        arm: dict,
+        max_model_len: int,
+        max_logprobs: int = 20,
+        worker_extension_cls: str = "",
+    ) -> None:
         apply_env(vllm_env(arm))
         from vllm import LLM
 
@@ -50,6 +57,8 @@ class VllmEngine:
             max_num_seqs=4,
             max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
+            # Named methods run inside the worker process (the memory ledger), no pickled code.
+            worker_extension_cls=worker_extension_cls,
         )
 
     def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:

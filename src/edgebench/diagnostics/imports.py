@@ -1,0 +1,113 @@
+"""Import cost per entry point, from `python -X importtime` in a fresh interpreter per rep."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+
+import pandas as pd
+
+# What a rep pays before it can load a model, one statement per entry point.
+DEFAULT_ENTRIES = {
+    "import vllm": "import vllm",
+    "from vllm import LLM": "from vllm import LLM",
+    "import edgebench": "import edgebench",
+    "import transformers": "import transformers",
+    "import llama_cpp": "import llama_cpp",
+}
+
+# "import time:       325 |        912 |   encodings.aliases"
+_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)\s*$")
+
+
+def parse_importtime(text: str) -> list[dict]:
+    """Rows (module, depth, self_s, cumulative_s) from `-X importtime` stderr; other lines ignored.
+
+    depth 0 is a module the statement imported directly (the tree is printed children first, two
+    spaces per level below the column's single leading space).
+    """
+    rows = []
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if match:
+            self_us, cumulative_us, indent, module = match.groups()
+            rows.append(
+                {
+                    "module": module,
+                    "depth": (len(indent) - 1) // 2,
+                    "self_s": int(self_us) / 1e6,
+                    "cumulative_s": int(cumulative_us) / 1e6,
+                }
+            )
+    return rows
+
+
+def entry_total_s(rows: list[dict]) -> float:
+    """Time the statement spent importing: the cumulative times of its depth-0 modules."""
+    return sum(r["cumulative_s"] for r in rows if r["depth"] == 0)
+
+
+def measure_entry(statement: str, *, python: str = sys.executable, timeout_s: float = 300) -> dict:
+    """Run one statement under -X importtime in a fresh interpreter; wall time and parsed rows.
+
+    A statement that fails (module not installed) returns its error instead of rows.
+    """
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [python, "-X", "importtime", "-c", statement],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    wall_s = time.perf_counter() - started
+    rows = parse_importtime(proc.stderr)
+    error = ""
+    if proc.returncode != 0:
+        last = [line for line in proc.stderr.splitlines() if line and not _LINE.match(line)]
+        error = f"exit {proc.returncode}: {last[-1] if last else 'no message'}"
+    return {"wall_s": wall_s, "rows": rows, "error": error}
+
+
+def import_rows(entries: dict[str, str], reps: int) -> list[dict]:
+    """Every module of every entry and rep, plus one `(total)` row per entry and rep."""
+    rows = []
+    for entry, statement in entries.items():
+        for rep in range(reps):
+            print(f"importtime: {entry!r} rep {rep + 1}/{reps}", flush=True)
+            result = measure_entry(statement)
+            status = "failed" if result["error"] else "ok"
+            common = {
+                "entry": entry,
+                "rep": rep,
+                "status": status,
+                "error": result["error"],
+                "process_wall_s": result["wall_s"],
+            }
+            total = entry_total_s(result["rows"])
+            rows.append({**common, "module": "(total)", "depth": -1, "self_s": total, "cumulative_s": total})
+            rows += [{**common, **r} for r in result["rows"]]
+    return rows
+
+
+def import_summary(imports: pd.DataFrame, bench: pd.DataFrame) -> pd.DataFrame:
+    """Median import total and process wall per entry beside the bench medians of import_s and
+    ready_s per engine, so the profile can be checked against what a rep actually paid."""
+    totals = imports[(imports["module"] == "(total)") & (imports["status"] == "ok")]
+    summary = totals.groupby("entry", as_index=False).agg(
+        importtime_s=("cumulative_s", "median"), process_wall_s=("process_wall_s", "median")
+    )
+    clean = bench[bench["status"] == "ok"]
+    per_engine = clean.groupby("engine").agg(
+        bench_import_s=("import_s", "median"), bench_ready_s=("ready_s", "median")
+    )
+    rows = []
+    for engine, values in per_engine.iterrows():
+        for _, entry in summary.iterrows():
+            rows.append({**entry.to_dict(), "engine": engine, **values.to_dict()})
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["share_of_ready"] = frame["importtime_s"] / frame["bench_ready_s"]
+    return frame

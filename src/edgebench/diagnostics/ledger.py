@@ -1,0 +1,280 @@
+"""Memory ledger of one arm: where each process's RssAnon goes, run as
+`python -m edgebench.diagnostics.ledger SPEC OUT` in a fresh process.
+
+Per process: measured RssAnon, a baseline (a fresh interpreter that imports the same modules and
+nothing else), attributed components (tensors counted once per storage by resident pages, or the
+engine's own buffer report), and `unexplained` = measured - baseline - attributed. Non-additive
+views (the allocator's mallinfo2, file-backed weights) are rows of kind `view`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+from edgebench.procfs import children_of, rss_anon_kb
+
+LEDGER_COLUMNS = (
+    "arm",
+    "process",
+    "component",
+    "kind",
+    "mb",
+    "allocated_mb",
+    "file_mb",
+    "method",
+    "detail",
+    "pid",
+)
+
+MALLOC_HELD = "malloc free but held"
+
+_BASELINE_CODE = """
+import importlib, json, os, sys
+for name in json.load(sys.stdin):
+    try:
+        importlib.import_module(name)
+    except BaseException:
+        pass
+from edgebench.procfs import rss_anon_kb
+print(rss_anon_kb(os.getpid()))
+"""
+
+
+def baseline_rss_anon_mb(modules: list[str], timeout_s: float = 600) -> float:
+    """RssAnon of a fresh interpreter after importing `modules` (the interpreter + libraries share)."""
+    wanted = [m for m in modules if not m.startswith("__") and m != "edgebench.diagnostics.ledger"]
+    proc = subprocess.run(
+        [sys.executable, "-c", _BASELINE_CODE],
+        input=json.dumps(wanted),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=True,
+    )
+    return int(proc.stdout.strip().splitlines()[-1]) / 1024.0
+
+
+def process_rows(
+    process: str,
+    pid: int,
+    measured_mb: float,
+    baseline_mb: float,
+    baseline_method: str,
+    attributed: list[dict],
+    views: list[dict] = (),
+) -> list[dict]:
+    """One process's ledger: measured, baseline, attributed parts, unexplained, then views."""
+    # Freed chunks malloc keeps are memory no tensor holds: a part of its own, not a view.
+    attributed = [*attributed, *(v for v in views if v["component"] == MALLOC_HELD)]
+    views = [v for v in views if v["component"] != MALLOC_HELD]
+    rows = [
+        {"component": "RssAnon", "kind": "measured", "mb": measured_mb, "method": "/proc/PID/status RssAnon"},
+        {
+            "component": "interpreter + imported modules",
+            "kind": "baseline",
+            "mb": baseline_mb,
+            "method": baseline_method,
+        },
+        *({"kind": "attributed", **row} for row in attributed),
+    ]
+    explained = baseline_mb + sum(r["mb"] for r in attributed)
+    rows.append(
+        {
+            "component": "unexplained",
+            "kind": "unexplained",
+            "mb": measured_mb - explained,
+            "method": "measured - baseline - attributed",
+        }
+    )
+    rows += [{"kind": "view", **row} for row in views]
+    return [{"process": process, "pid": pid, **row} for row in rows]
+
+
+def _malloc_views() -> list[dict]:
+    from edgebench.diagnostics.tensors import malloc_view_mb
+
+    return [
+        {"component": name, "mb": mb, "method": "glibc mallinfo2"} for name, mb in malloc_view_mb().items()
+    ]
+
+
+def _tensor_rows(ledger) -> list[dict]:
+    return [
+        {**row, "method": "live tensors, one per storage, anonymous resident pages"} for row in ledger.rows()
+    ]
+
+
+class LedgerWorkerExtension:
+    """Mixed into vLLM's worker (worker_extension_cls): runs inside the process that holds the model."""
+
+    def edgebench_ledger(self) -> dict:
+        from edgebench.diagnostics.tensors import model_ledger
+
+        runner = self.model_runner
+        ledger, owned = model_ledger(runner.get_model(), getattr(runner, "kv_caches", []))
+        return {
+            "pid": os.getpid(),
+            "rss_anon_mb": rss_anon_kb(os.getpid()) / 1024.0,
+            "attributed": _tensor_rows(ledger) + [{**r, "method": "oneDNN handler shape"} for r in owned],
+            "views": _malloc_views(),
+            "modules": sorted(sys.modules),
+        }
+
+
+def _filled_prompt(spec: dict) -> list[int]:
+    from edgebench.bench.prompts import synthetic_prompt
+
+    return synthetic_prompt(int(spec["max_model_len"]) - 2, int(spec["vocab_size"]), seed=4)
+
+
+def _comm(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as handle:
+        return handle.read().strip()
+
+
+def vllm_ledger(spec: dict) -> list[dict]:
+    from edgebench.diagnostics.tensors import StorageLedger, live_tensors
+    from edgebench.engines.vllm_engine import VllmEngine
+
+    engine = VllmEngine()
+    engine.load(
+        spec["build_dir"],
+        spec["arm_options"],
+        int(spec["max_model_len"]),
+        worker_extension_cls="edgebench.diagnostics.ledger.LedgerWorkerExtension",
+    )
+    engine.generate(_filled_prompt(spec), 1)  # the state a bench rep measures: context filled once
+    worker = engine.llm.collective_rpc("edgebench_ledger")[0]
+    front = StorageLedger()
+    for tensor in live_tensors():
+        front.add("other live tensors", tensor)
+    front_pid = os.getpid()
+    front_mb = rss_anon_kb(front_pid) / 1024.0
+    others = {p: (_comm(p), rss_anon_kb(p) / 1024.0) for p in children_of(front_pid) if p != worker["pid"]}
+    front_modules = sorted(sys.modules)
+    front_views = _malloc_views()
+    engine.close()
+
+    front_base = baseline_rss_anon_mb(front_modules)
+    same = "fresh interpreter importing the same modules"
+    rows = process_rows("front end", front_pid, front_mb, front_base, same, _tensor_rows(front), front_views)
+    rows += process_rows(
+        "worker",
+        worker["pid"],
+        worker["rss_anon_mb"],
+        baseline_rss_anon_mb(worker["modules"]),
+        same,
+        worker["attributed"],
+        worker["views"],
+    )
+    for pid, (comm, mb) in sorted(others.items()):
+        if comm.startswith("VLLM::EngineCor"):  # comm is cut at 15 characters
+            # No hook runs in EngineCore: the front end's modules stand in as its baseline.
+            name, base, method = (
+                "EngineCore",
+                front_base,
+                "the front end's modules (no hook runs in this process)",
+            )
+        else:  # a helper (e.g. multiprocessing's resource tracker): no baseline of its own
+            name, base, method = f"helper: {comm}", 0.0, "none: helper process"
+        rows += process_rows(name, pid, mb, base, method, [])
+    return rows
+
+
+def hf_ledger(spec: dict) -> list[dict]:
+    from edgebench.diagnostics.tensors import model_ledger
+    from edgebench.engines.hf_engine import HfEngine
+
+    engine = HfEngine()
+    engine.load(spec["build_dir"], spec["arm_options"], int(spec["max_model_len"]))
+    engine.generate(_filled_prompt(spec), 1)  # its KV cache is freed when generate returns
+    ledger, _ = model_ledger(engine.model)
+    pid = os.getpid()
+    measured, modules, views = rss_anon_kb(pid) / 1024.0, sorted(sys.modules), _malloc_views()
+    engine.close()
+    return process_rows(
+        "model process",
+        pid,
+        measured,
+        baseline_rss_anon_mb(modules),
+        "fresh interpreter importing the same modules",
+        _tensor_rows(ledger),
+        views,
+    )
+
+
+# llama.cpp reports its buffers while loading, e.g.
+# "llama_context:        CPU compute buffer size =    98.01 MiB"
+_BUFFER = re.compile(r"^\s*\w+:\s+(\S.*?)\s+buffer size\s*=\s*([\d.]+) MiB", re.MULTILINE)
+
+
+def parse_llamacpp_buffers(log: str) -> dict[str, float]:
+    """Buffer sizes (MiB) llama.cpp reports while loading, summed per buffer name."""
+    sizes: dict[str, float] = {}
+    for name, mib in _BUFFER.findall(log):
+        key = " ".join(name.split())
+        sizes[key] = sizes.get(key, 0.0) + float(mib)
+    return sizes
+
+
+def llamacpp_ledger(spec: dict) -> list[dict]:
+    from edgebench.engines.llamacpp_engine import LlamaCppEngine
+
+    engine = LlamaCppEngine()
+    log = io.StringIO()
+    with contextlib.redirect_stderr(log):
+        engine.load(spec["build_dir"], spec["arm_options"], int(spec["max_model_len"]), verbose=True)
+    engine.generate(_filled_prompt(spec), 1)
+    pid = os.getpid()
+    measured, modules, views = rss_anon_kb(pid) / 1024.0, sorted(sys.modules), _malloc_views()
+    attributed, file_backed = [], []
+    for name, mib in parse_llamacpp_buffers(log.getvalue()).items():
+        row = {"component": f"llama.cpp {name} buffer", "mb": mib, "method": "llama.cpp load log"}
+        # Mapped weights are file pages (RssFile), not anonymous memory: a view, not a part.
+        (file_backed if "Mapped" in name else attributed).append(row)
+    scores = engine.llm.scores
+    attributed.append(
+        {
+            "component": "llama-cpp-python logits array (numpy)",
+            "mb": scores.nbytes / 2**20,
+            "method": "Llama.scores.nbytes",
+            "detail": f"{scores.shape} {scores.dtype}",
+        }
+    )
+    engine.close()
+    return process_rows(
+        "model process",
+        pid,
+        measured,
+        baseline_rss_anon_mb(modules),
+        "fresh interpreter importing the same modules",
+        attributed,
+        [*file_backed, *views],
+    )
+
+
+LEDGERS = {"vllm": vllm_ledger, "hf": hf_ledger, "llamacpp": llamacpp_ledger}
+
+
+def main(spec_path: str, out_path: str) -> None:
+    from edgebench.engines.base import apply_env
+
+    spec = json.loads(open(spec_path).read())
+    apply_env({})
+    rows = LEDGERS[spec["engine"]](spec)
+    for row in rows:
+        row["arm"] = spec["arm"]
+        for column in LEDGER_COLUMNS:
+            row.setdefault(column, None)
+    with open(out_path, "w") as handle:
+        json.dump(rows, handle)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

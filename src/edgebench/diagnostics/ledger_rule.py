@@ -1,0 +1,60 @@
+"""The memory_ledger rule: one arm's ledger in a fresh process; a failure is a row, not a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from edgebench.diagnostics.ledger import LEDGER_COLUMNS
+from edgebench.rows import arm_row
+from edgebench.tables import write_parquet_atomic
+
+
+def ledger_spec(config: dict, arm_name: str, build_json: str) -> dict:
+    arm = config["arms"][arm_name]
+    model_config = json.loads((Path(build_json).parent / "config.json").read_text())
+    return {
+        "engine": arm["engine"],
+        "arm": arm_name,
+        "build_dir": str(Path(build_json).parent),
+        "arm_options": arm,
+        "max_model_len": int(config["bench"]["max_model_len"]),
+        "vocab_size": int(model_config["vocab_size"]),
+    }
+
+
+def run_memory_ledger(
+    config: dict, arm_name: str, *, build_json: str, out: str, code_digest: str, timeout_s: float = 1800
+) -> pd.DataFrame:
+    spec = ledger_spec(config, arm_name, build_json)
+    base = arm_row(config, arm_name, code_digest=code_digest)
+    with tempfile.TemporaryDirectory(prefix="edgebench-ledger-") as tmp:
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec_path.write_text(json.dumps(spec))
+        print(f"memory ledger: {arm_name} ({spec['build_dir']})", flush=True)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "edgebench.diagnostics.ledger", str(spec_path), str(out_path)],
+                timeout=timeout_s,
+                check=False,
+                env=os.environ.copy(),
+            )
+            error = "" if proc.returncode == 0 else f"ledger process exited {proc.returncode}"
+        except subprocess.TimeoutExpired:
+            error = f"ledger process timed out after {timeout_s} s"
+        rows = json.loads(out_path.read_text()) if not error else []
+    if error:
+        rows = [{column: None for column in LEDGER_COLUMNS} | {"component": "(failed)", "mb": float("nan")}]
+    frame = pd.DataFrame(
+        [{**base, **row, "status": "failed" if error else "ok", "error": error} for row in rows]
+    )
+    write_parquet_atomic(frame, out)
+    shown = [c for c in ("process", "component", "kind", "mb") if c in frame]
+    print(frame[shown].to_string())
+    return frame

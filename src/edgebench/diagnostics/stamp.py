@@ -1,0 +1,23 @@
+"""Provenance on diagnostic tables (they have no arm of their own, or many)."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from edgebench.provenance import digest_json, provenance
+
+
+def stamp(frame: pd.DataFrame, config: dict, code_digest: str, threads: int | None = None) -> pd.DataFrame:
+    """Every row gets the study's provenance columns (threads: the machine's unless given)."""
+    columns = provenance(
+        run_id=config["run_id"],
+        config_digest=digest_json(config),
+        code_digest=code_digest,
+        cpus=None,
+        threads=threads or len(os.sched_getaffinity(0)),
+    )
+    for key, value in columns.items():
+        frame[key] = value
+    return frame

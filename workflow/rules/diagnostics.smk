@@ -1,0 +1,112 @@
+rule memory_ledger:
+    """Where one arm's RssAnon goes, per process, in a fresh process that loads the model once."""
+    input:
+        build=get_arm_build_json,
+    output:
+        "results/raw/memory/{engine}/{label}.parquet",
+    log:
+        "results/logs/memory/{engine}/{label}.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    params:
+        code=code_digest("diagnostics", "engines", "procfs.py", *COMMON_CODE),
+    script:
+        "../scripts/memory_ledger.py"
+
+
+rule memory_ledger_table:
+    input:
+        get_memory_ledgers,
+    output:
+        report(
+            "results/tables/memory_ledger.parquet",
+            caption="../report/memory_ledger.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/memory_ledger.log",
+    conda:
+        ENV_FILE
+    script:
+        "../scripts/concat_parquet.py"
+
+
+rule imports:
+    """`python -X importtime` per entry point a rep pays, each in a fresh interpreter."""
+    output:
+        report(
+            "results/tables/imports.parquet",
+            caption="../report/imports.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/imports.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        imports=config["diagnostics"]["imports"],
+        code=code_digest("diagnostics/imports.py", *COMMON_CODE),
+    script:
+        "../scripts/imports.py"
+
+
+rule import_summary:
+    input:
+        imports="results/tables/imports.parquet",
+        bench="results/tables/bench.parquet",
+    output:
+        "results/tables/import_summary.parquet",
+    log:
+        "results/logs/tables/import_summary.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("diagnostics/imports.py"),
+    script:
+        "../scripts/import_summary.py"
+
+
+rule kernels:
+    """Ceilings (STREAM, bf16 matmul), then every kernel at this model's GEMM shapes."""
+    input:
+        build_json("reference"),
+    output:
+        report(
+            "results/tables/kernels.parquet",
+            caption="../report/kernels.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/kernels.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        kernels=config["diagnostics"]["kernels"],
+        code=code_digest("diagnostics", "quant", *COMMON_CODE),
+    script:
+        "../scripts/kernels.py"
+
+
+rule decode_attribution:
+    """One decode step's GEMM time (sum over layers, batch 1) against the arm's measured step."""
+    input:
+        kernels="results/tables/kernels.parquet",
+        bench="results/tables/bench.parquet",
+        model=build_json("reference"),
+    output:
+        "results/tables/decode_attribution.parquet",
+    log:
+        "results/logs/tables/decode_attribution.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("diagnostics/attribution.py"),
+    script:
+        "../scripts/decode_attribution.py"

@@ -1,0 +1,13 @@
+from edgebench.diagnostics.ledger_rule import run_memory_ledger
+from edgebench.scriptlog import redirect_to_log
+
+if __name__ == "__main__":  # the engine may spawn processes that re-import this module
+    sm = snakemake  # noqa: F821
+    redirect_to_log(sm.log[0])
+    run_memory_ledger(
+        sm.config,
+        f"{sm.wildcards.engine}/{sm.wildcards.label}",
+        build_json=sm.input.build,
+        out=sm.output[0],
+        code_digest=sm.params.code,
+    )
