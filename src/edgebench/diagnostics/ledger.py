@@ -33,6 +33,7 @@ LEDGER_COLUMNS = (
 )
 
 MALLOC_HELD = "malloc free but held"
+SAME_MODULES = "fresh interpreter importing the same modules"
 
 _BASELINE_CODE = """
 import importlib, json, os, sys
@@ -162,14 +163,15 @@ def vllm_ledger(spec: dict) -> list[dict]:
     engine.close()
 
     front_base = baseline_rss_anon_mb(front_modules)
-    same = "fresh interpreter importing the same modules"
-    rows = process_rows("front end", front_pid, front_mb, front_base, same, _tensor_rows(front), front_views)
+    rows = process_rows(
+        "front end", front_pid, front_mb, front_base, SAME_MODULES, _tensor_rows(front), front_views
+    )
     rows += process_rows(
         "worker",
         worker["pid"],
         worker["rss_anon_mb"],
         baseline_rss_anon_mb(worker["modules"]),
-        same,
+        SAME_MODULES,
         worker["attributed"],
         worker["views"],
     )
@@ -195,6 +197,11 @@ def hf_ledger(spec: dict) -> list[dict]:
     engine.load(spec["build_dir"], spec["arm_options"], int(spec["max_model_len"]))
     engine.generate(_filled_prompt(spec), 1)  # its KV cache is freed when generate returns
     ledger, _ = model_ledger(engine.model)
+    return _in_process_rows(engine, _tensor_rows(ledger))
+
+
+def _in_process_rows(engine, attributed: list[dict], extra_views: list[dict] = ()) -> list[dict]:
+    """Ledger of an engine that runs inside this process: measure, close, then the baseline."""
     pid = os.getpid()
     measured, modules, views = rss_anon_kb(pid) / 1024.0, sorted(sys.modules), _malloc_views()
     engine.close()
@@ -203,9 +210,9 @@ def hf_ledger(spec: dict) -> list[dict]:
         pid,
         measured,
         baseline_rss_anon_mb(modules),
-        "fresh interpreter importing the same modules",
-        _tensor_rows(ledger),
-        views,
+        SAME_MODULES,
+        attributed,
+        [*extra_views, *views],
     )
 
 
@@ -231,13 +238,22 @@ def llamacpp_ledger(spec: dict) -> list[dict]:
     with contextlib.redirect_stderr(log):
         engine.load(spec["build_dir"], spec["arm_options"], int(spec["max_model_len"]), verbose=True)
     engine.generate(_filled_prompt(spec), 1)
-    pid = os.getpid()
-    measured, modules, views = rss_anon_kb(pid) / 1024.0, sorted(sys.modules), _malloc_views()
     attributed, file_backed = [], []
     for name, mib in parse_llamacpp_buffers(log.getvalue()).items():
         row = {"component": f"llama.cpp {name} buffer", "mb": mib, "method": "llama.cpp load log"}
         # Mapped weights are file pages (RssFile), not anonymous memory: a view, not a part.
         (file_backed if "Mapped" in name else attributed).append(row)
+    # With logits_all, llama.cpp regrows its output buffer to one row of logits per position of the
+    # batch when it decodes (no log line says so): the filled prompt's rows, float32.
+    grown = (int(spec["max_model_len"]) - 2) * int(spec["vocab_size"]) * 4 / 2**20
+    logged = sum(r["mb"] for r in attributed if "output" in r["component"])
+    attributed.append(
+        {
+            "component": "llama.cpp output buffer regrown at decode",
+            "mb": max(grown - logged, 0.0),
+            "method": "estimate: positions x vocab x 4 B, minus the logged initial buffer",
+        }
+    )
     scores = engine.llm.scores
     attributed.append(
         {
@@ -247,16 +263,7 @@ def llamacpp_ledger(spec: dict) -> list[dict]:
             "detail": f"{scores.shape} {scores.dtype}",
         }
     )
-    engine.close()
-    return process_rows(
-        "model process",
-        pid,
-        measured,
-        baseline_rss_anon_mb(modules),
-        "fresh interpreter importing the same modules",
-        attributed,
-        [*file_backed, *views],
-    )
+    return _in_process_rows(engine, attributed, file_backed)
 
 
 LEDGERS = {"vllm": vllm_ledger, "hf": hf_ledger, "llamacpp": llamacpp_ledger}
