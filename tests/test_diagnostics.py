@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from edgebench.diagnostics.attribution import decode_attribution
-from edgebench.diagnostics.imports import entry_total_s, measure_entry, parse_importtime
+from edgebench.diagnostics.imports import entry_total_s, import_summary, measure_entry, parse_importtime
 from edgebench.diagnostics.kernels import KERNELS, Shape, kernel_rows, model_shapes, prepare, relative_error
 from edgebench.diagnostics.ledger import MALLOC_HELD, parse_llamacpp_buffers, process_rows
 from edgebench.diagnostics.tensors import PAGE, StorageLedger, component_of, resident_bytes
@@ -171,3 +171,34 @@ def test_decode_attribution_sums_layers_and_lm_head():
     ).set_index("bound")
     assert frame.loc["cold", "gemm_s"] == pytest.approx((3 * 7 * 10 + 10) / 1e6)
     assert frame.loc["hot", "gemm_share"] == pytest.approx((3 * 7 * 5 + 5) / 1e6 / 0.01)
+
+
+def test_import_summary_pairs_each_engine_with_the_statement_its_reps_pay():
+    imports = pd.DataFrame(
+        [
+            {
+                "entry": "from vllm import LLM",
+                "module": "(total)",
+                "status": "ok",
+                "cumulative_s": 8.0,
+                "process_wall_s": 9.0,
+            },
+            {
+                "entry": "import transformers",
+                "module": "(total)",
+                "status": "ok",
+                "cumulative_s": 2.0,
+                "process_wall_s": 2.5,
+            },
+        ]
+    )
+    bench = pd.DataFrame(
+        [
+            {"engine": "vllm", "status": "ok", "import_s": 7.5, "ready_s": 30.0},
+            {"engine": "vllm", "status": "failed", "import_s": 99.0, "ready_s": 99.0},
+            {"engine": "llamacpp", "status": "ok", "import_s": 0.3, "ready_s": 1.0},
+        ]
+    )
+    frame = import_summary(imports, bench).set_index("engine")
+    assert list(frame.index) == ["vllm"]  # llama_cpp's statement was not profiled
+    assert frame.loc["vllm", "bench_import_s"] == 7.5 and frame.loc["vllm", "share_of_ready"] == 8.0 / 30.0

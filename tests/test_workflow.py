@@ -146,7 +146,7 @@ def test_import_profile_and_summary(study):
     assert totals.loc["from vllm import LLM", "cumulative_s"] > totals.loc["import edgebench", "cumulative_s"]
     assert "vllm" in set(imports["module"])
     summary = pd.read_parquet(tables / "import_summary.parquet")
-    assert set(summary["engine"]) >= {"vllm", "hf"} and finite_positive(summary["bench_ready_s"])
+    assert set(summary["engine"]) == {"vllm"} and finite_positive(summary["bench_ready_s"])
 
 
 def test_kernel_study_and_decode_attribution(study):

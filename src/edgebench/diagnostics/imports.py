@@ -92,22 +92,34 @@ def import_rows(entries: dict[str, str], reps: int) -> list[dict]:
     return rows
 
 
+# The statement each engine's `import_engine()` runs inside a rep (what `import_s` times).
+ENGINE_ENTRY = {"vllm": "from vllm import LLM", "hf": "import transformers", "llamacpp": "import llama_cpp"}
+
+
 def import_summary(imports: pd.DataFrame, bench: pd.DataFrame) -> pd.DataFrame:
-    """Median import total and process wall per entry beside the bench medians of import_s and
-    ready_s per engine, so the profile can be checked against what a rep actually paid."""
+    """Per engine: the median -X importtime total and process wall of the statement its reps pay,
+    beside the bench medians of import_s and ready_s (clean reps), and the share of ready_s."""
     totals = imports[(imports["module"] == "(total)") & (imports["status"] == "ok")]
-    summary = totals.groupby("entry", as_index=False).agg(
+    summary = totals.groupby("entry").agg(
         importtime_s=("cumulative_s", "median"), process_wall_s=("process_wall_s", "median")
     )
     clean = bench[bench["status"] == "ok"]
-    per_engine = clean.groupby("engine").agg(
-        bench_import_s=("import_s", "median"), bench_ready_s=("ready_s", "median")
-    )
     rows = []
-    for engine, values in per_engine.iterrows():
-        for _, entry in summary.iterrows():
-            rows.append({**entry.to_dict(), "engine": engine, **values.to_dict()})
+    for engine, reps in clean.groupby("engine"):
+        entry = ENGINE_ENTRY.get(engine)
+        if entry not in summary.index:
+            continue
+        rows.append(
+            {
+                "engine": engine,
+                "entry": entry,
+                **summary.loc[entry].to_dict(),
+                "bench_import_s": reps["import_s"].median(),
+                "bench_ready_s": reps["ready_s"].median(),
+                "reps": len(reps),
+            }
+        )
     frame = pd.DataFrame(rows)
-    if not frame.empty:
+    if len(frame):
         frame["share_of_ready"] = frame["importtime_s"] / frame["bench_ready_s"]
     return frame
