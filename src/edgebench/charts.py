@@ -213,7 +213,7 @@ def memory_ledger_chart(frame: pd.DataFrame) -> alt.Chart:
         .encode(
             y=alt.Y("who:N", title=None),
             x=alt.X("sum(mb):Q", title="RssAnon, MiB"),
-            color=alt.Color("component:N", title="component"),
+            color=alt.Color("component:N", title="component", scale=alt.Scale(scheme="tableau20")),
             order=alt.Order("kind:N"),
             tooltip=["arm", "process", "component", "kind", "method", alt.Tooltip("mb:Q", format=".1f")],
         )
