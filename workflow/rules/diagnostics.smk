@@ -51,7 +51,7 @@ rule imports:
         imports=config["diagnostics"]["imports"],
         code=code_digest("diagnostics/imports.py", *COMMON_CODE),
     script:
-        "../scripts/imports.py"
+        "../scripts/import_profile.py"
 
 
 rule import_summary:
@@ -91,7 +91,7 @@ rule kernels:
         kernels=config["diagnostics"]["kernels"],
         code=code_digest("diagnostics", "quant", *COMMON_CODE),
     script:
-        "../scripts/kernels.py"
+        "../scripts/kernel_study.py"
 
 
 rule decode_attribution:

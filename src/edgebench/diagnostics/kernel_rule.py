@@ -47,12 +47,12 @@ def run_kernel_study(
     )
     kernels = pd.DataFrame(rows)
     timed = kernels["status"] == "ok"
-    kernels.loc[timed] = add_rates(kernels.loc[timed].copy(), triad, peak)
-    frame = pd.concat([ceilings, kernels], ignore_index=True)
+    rated = add_rates(kernels[timed].copy(), triad, peak)
+    frame = pd.concat([ceilings, rated, kernels[~timed]], ignore_index=True)
     frame["llc_mib"] = llc / 2**20
     frame["stream_array_mib"] = array_bytes / 2**20
     frame = stamp(frame, config, code_digest)
     write_parquet_atomic(frame, out)
-    best = frame[(frame["status"] == "ok") & (frame["m"] == 1)].sort_values("pct_of_ceiling", ascending=False)
+    best = rated[rated["m"] == 1].sort_values("pct_of_ceiling", ascending=False)
     print(best[["kernel", "layer", "threads", "us", "gb_s", "pct_of_ceiling"]].head(12).to_string())
     return frame

@@ -34,6 +34,7 @@ LEDGER_COLUMNS = (
 
 MALLOC_HELD = "malloc free but held"
 SAME_MODULES = "fresh interpreter importing the same modules"
+ENGINE_CORE_MODULES = ("vllm", "vllm.v1.engine.core")
 
 _BASELINE_CODE = """
 import importlib, json, os, sys
@@ -175,14 +176,11 @@ def vllm_ledger(spec: dict) -> list[dict]:
         worker["attributed"],
         worker["views"],
     )
+    core_base = baseline_rss_anon_mb(list(ENGINE_CORE_MODULES))
     for pid, (comm, mb) in sorted(others.items()):
         if comm.startswith("VLLM::EngineCor"):  # comm is cut at 15 characters
-            # No hook runs in EngineCore: the front end's modules stand in as its baseline.
-            name, base, method = (
-                "EngineCore",
-                front_base,
-                "the front end's modules (no hook runs in this process)",
-            )
+            # No hook runs in EngineCore: its baseline imports the module it starts from.
+            name, base, method = "EngineCore", core_base, f"fresh interpreter importing {ENGINE_CORE_MODULES}"
         else:  # a helper (e.g. multiprocessing's resource tracker): no baseline of its own
             name, base, method = f"helper: {comm}", 0.0, "none: helper process"
         rows += process_rows(name, pid, mb, base, method, [])
