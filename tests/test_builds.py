@@ -111,3 +111,14 @@ def test_gguf_f16_matches_the_reference_and_q4_0_loads(reference):
     q4, info = build(reference, "gguf-q4_0", {"method": "gguf", "gguf_type": "q4_0", "threads": 2})
     assert "Q4_0" in info["tensor_types"] and info["bits_per_weight"] < 8
     assert len(run_engine("llamacpp", q4, {"threads": 1, "use_extra_bufts": False})[0]) == 4
+
+
+def test_hf_arm_returns_the_whole_distribution_so_its_kl_is_exact(reference):
+    from edgebench.engines.hf_engine import HfEngine
+
+    engine = HfEngine()
+    engine.load(str(reference), {"threads": 1}, max_model_len=128)
+    result = engine.prompt_logprobs([list(range(50, 90))], 5)[0]
+    engine.close()
+    assert result.full is not None and result.full.shape == (39, TINY["vocab_size"])
+    assert np.allclose(np.exp(result.full).sum(axis=1), 1.0, atol=1e-3)

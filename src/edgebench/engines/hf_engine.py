@@ -68,7 +68,9 @@ class HfEngine:
             top = np.argsort(-full, axis=1)[:, :topk]
             targets = full[np.arange(len(full)), window[1:]]
             results.append(
-                WindowLogprobs(top, np.take_along_axis(full, top, axis=1).astype(np.float64), targets)
+                WindowLogprobs(
+                    top, np.take_along_axis(full, top, axis=1).astype(np.float64), targets, full=full
+                )
             )
         return results
 
