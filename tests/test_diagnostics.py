@@ -202,3 +202,10 @@ def test_import_summary_pairs_each_engine_with_the_statement_its_reps_pay():
     frame = import_summary(imports, bench).set_index("engine")
     assert list(frame.index) == ["vllm"]  # llama_cpp's statement was not profiled
     assert frame.loc["vllm", "bench_import_s"] == 7.5 and frame.loc["vllm", "share_of_ready"] == 8.0 / 30.0
+
+
+def test_stamp_keeps_measured_columns_such_as_a_kernels_threads():
+    from edgebench.diagnostics.stamp import stamp
+
+    frame = stamp(pd.DataFrame([{"kernel": "tinygemm", "threads": 1}]), {"run_id": "t"}, "digest", threads=2)
+    assert frame.loc[0, "threads"] == 1 and frame.loc[0, "run_id"] == "t" and frame.loc[0, "git_commit"]

@@ -24,37 +24,38 @@ def arm_kernel(arm: dict, builds_method: str | None) -> str | None:
 def decode_attribution(
     kernels: pd.DataFrame, bench: pd.DataFrame, arms: dict, model_config: dict, builds: dict | None = None
 ) -> pd.DataFrame:
-    """Per vLLM arm: the GEMM seconds of one decode step (hot and cold bounds, at the study's
-    largest thread count), the measured step (1 / median clean decode tok/s), and the GEMM share.
+    """Per vLLM arm and kernel thread count: the GEMM seconds of one decode step (hot and cold
+    bounds), the measured step (1 / median clean decode tok/s), and the GEMM share. (vLLM's auto
+    binding on 2 vCPUs runs the worker on 1 OpenMP thread and reserves the other core.)
     vLLM fuses q/k/v and gate/up into one call each; the study times them apart, so the sum is
     an estimate of the same bytes and FLOPs, not of the fused call's overheads."""
     layers = int(model_config["num_hidden_layers"])
     ok = kernels[(kernels["status"] == "ok") & (kernels["m"] == 1)]
-    threads = int(ok["threads"].max()) if len(ok) else 0
-    ok = ok[ok["threads"] == threads]
     clean = bench[(bench["status"] == "ok") & (bench["study"] == "bench")]
     rows = []
     for arm_name, arm in arms.items():
         method = (builds or {}).get(arm["build"], {}).get("method", "gptq")
         kernel = arm_kernel(arm, method)
         decode = clean.loc[clean["arm"] == arm_name, "decode_tok_s"].median()
-        times = ok[ok["kernel"] == kernel].set_index("layer")
-        if kernel is None or pd.isna(decode) or not set(PER_LAYER) | {"lm_head"} <= set(times.index):
+        if kernel is None or pd.isna(decode):
             continue
-        step_s = 1.0 / decode
-        for bound, column in (("cold", "us"), ("hot", "us_hot")):
-            gemm_s = (layers * times.loc[list(PER_LAYER), column].sum() + times.loc["lm_head", column]) / 1e6
-            rows.append(
-                {
-                    "arm": arm_name,
-                    "kernel": kernel,
-                    "bound": bound,
-                    "threads": threads,
-                    "layers": layers,
-                    "gemm_s": gemm_s,
-                    "decode_step_s": step_s,
-                    "gemm_share": gemm_s / step_s,
-                    "non_gemm_s": step_s - gemm_s,
-                }
-            )
+        for threads, at in ok[ok["kernel"] == kernel].groupby("threads"):
+            times = at.set_index("layer")
+            if not set(PER_LAYER) | {"lm_head"} <= set(times.index):
+                continue
+            for bound, column in (("cold", "us"), ("hot", "us_hot")):
+                per_step_us = layers * times.loc[list(PER_LAYER), column].sum() + times.loc["lm_head", column]
+                rows.append(
+                    {
+                        "arm": arm_name,
+                        "kernel": kernel,
+                        "bound": bound,
+                        "threads": int(threads),
+                        "layers": layers,
+                        "gemm_s": per_step_us / 1e6,
+                        "decode_step_s": 1.0 / decode,
+                        "gemm_share": per_step_us / 1e6 * decode,
+                        "non_gemm_s": 1.0 / decode - per_step_us / 1e6,
+                    }
+                )
     return pd.DataFrame(rows)

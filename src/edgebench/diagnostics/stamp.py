@@ -10,7 +10,7 @@ from edgebench.provenance import digest_json, provenance
 
 
 def stamp(frame: pd.DataFrame, config: dict, code_digest: str, threads: int | None = None) -> pd.DataFrame:
-    """Every row gets the study's provenance columns (threads: the machine's unless given)."""
+    """Every row gets the study's provenance columns; columns the rows already have are kept."""
     columns = provenance(
         run_id=config["run_id"],
         config_digest=digest_json(config),
@@ -19,5 +19,6 @@ def stamp(frame: pd.DataFrame, config: dict, code_digest: str, threads: int | No
         threads=threads or len(os.sched_getaffinity(0)),
     )
     for key, value in columns.items():
-        frame[key] = value
+        if key not in frame.columns:  # a measured column (e.g. a kernel's threads) wins
+            frame[key] = value
     return frame
