@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import torch
@@ -18,30 +17,32 @@ def last_level_cache_bytes(path: str = "/sys/devices/system/cpu/cpu0/cache/index
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
-def _median_s(fn, repeats: int) -> float:
+def _best_s(fn, repeats: int) -> float:
+    """Fastest of `repeats` timed calls after a warm-up: a ceiling is what the machine can do, so
+    (as STREAM reports) the best run counts, not one that a neighbour on the host slowed down."""
     fn()  # first touch and warm-up, never counted
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
-def stream_gb_s(threads: int, array_bytes: int, repeats: int = 5) -> dict[str, float]:
+def stream_gb_s(threads: int, array_bytes: int, repeats: int = 10) -> dict[str, float]:
     """copy (c = a) and triad (a = b + s*c) bandwidth in GB/s over float32 arrays of `array_bytes`
     each; bytes counted as STREAM does (2 and 3 arrays per element, no write-allocate)."""
     torch.set_num_threads(threads)
     n = array_bytes // 4
     a, b, c = torch.rand(n), torch.rand(n), torch.empty(n)
-    copy_s = _median_s(lambda: c.copy_(a), repeats)
-    triad_s = _median_s(lambda: torch.add(b, c, alpha=3.0, out=a), repeats)
+    copy_s = _best_s(lambda: c.copy_(a), repeats)
+    triad_s = _best_s(lambda: torch.add(b, c, alpha=3.0, out=a), repeats)
     return {"copy": 2 * n * 4 / copy_s / 1e9, "triad": 3 * n * 4 / triad_s / 1e9}
 
 
-def bf16_matmul_gflop_s(threads: int, size: int = 2048, repeats: int = 5) -> float:
+def bf16_matmul_gflop_s(threads: int, size: int = 2048, repeats: int = 10) -> float:
     """Peak-like bf16 GEMM throughput: a square matmul big enough to be compute-bound."""
     torch.set_num_threads(threads)
     a = torch.randn(size, size, dtype=torch.bfloat16)
     b = torch.randn(size, size, dtype=torch.bfloat16)
-    return 2 * size**3 / _median_s(lambda: torch.matmul(a, b), repeats) / 1e9
+    return 2 * size**3 / _best_s(lambda: torch.matmul(a, b), repeats) / 1e9
