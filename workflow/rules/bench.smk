@@ -22,6 +22,7 @@ rule bench_rep:
             "bench/guard.py",
             "bench/worker.py",
             "bench/prompts.py",
+            "buildconfig.py",
             "engines",
             "procfs.py",
             "metrics.py",

@@ -10,7 +10,9 @@ rule memory_ledger:
         ENV_FILE
     threads: MACHINE_CORES
     params:
-        code=code_digest("diagnostics", "engines", "procfs.py", *COMMON_CODE),
+        code=code_digest(
+            "diagnostics", "engines", "procfs.py", "buildconfig.py", *COMMON_CODE
+        ),
     script:
         "../scripts/memory_ledger.py"
 

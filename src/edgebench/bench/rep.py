@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from edgebench.bench.runner import run_worker
+from edgebench.buildconfig import model_config
 from edgebench.metrics import metric
 from edgebench.models.buildinfo import read_build_json
 from edgebench.rows import arm_row
@@ -50,13 +50,13 @@ def run_attempt(
     slot = slot_of(config, study, arm_name, rep)
     row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot.order_position)
     read_build_json(Path(build_dir))  # a clear error if the build folder holds garbage
-    model_config = json.loads((Path(build_dir) / "config.json").read_text())
+    vocab_size = int(model_config(build_dir)["vocab_size"])
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
     spec = {
         "engine": arm["engine"],
         "build_dir": str(Path(build_dir).resolve()),
         "arm": arm,
-        "vocab_size": int(model_config["vocab_size"]),
+        "vocab_size": vocab_size,
         "bench": bench,
         "fault": next(
             (

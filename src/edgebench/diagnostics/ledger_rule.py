@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from edgebench.buildconfig import model_config
 from edgebench.diagnostics.ledger import LEDGER_COLUMNS
 from edgebench.rows import arm_row
 from edgebench.tables import write_parquet_atomic
@@ -18,14 +19,14 @@ from edgebench.tables import write_parquet_atomic
 
 def ledger_spec(config: dict, arm_name: str, build_json: str) -> dict:
     arm = config["arms"][arm_name]
-    model_config = json.loads((Path(build_json).parent / "config.json").read_text())
+    vocab_size = int(model_config(Path(build_json).parent)["vocab_size"])
     return {
         "engine": arm["engine"],
         "arm": arm_name,
         "build_dir": str(Path(build_json).parent),
         "arm_options": arm,
         "max_model_len": int(config["bench"]["max_model_len"]),
-        "vocab_size": int(model_config["vocab_size"]),
+        "vocab_size": vocab_size,
     }
 
 
