@@ -51,3 +51,9 @@ def test_defaults_reach_into_lists(default_config):
     default_config["bench"]["faults"] = [{"arm": "vllm/bf16", "rep": 1, "kind": "crash"}]
     fault = validate_config(default_config)["bench"]["faults"][0]
     assert fault["study"] == "bench" and fault["memory_limit_mb"] == 1024
+
+
+def test_memory_arms_must_be_arms(default_config):
+    default_config["diagnostics"] = {"memory_arms": ["vllm/bf16", "llamacpp/nope"]}
+    with pytest.raises(ConfigError, match="llamacpp/nope"):
+        validate_config(default_config)

@@ -5,11 +5,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edgebench.quant.export import (
-    _pack_rows,
-    _unpack_rows,
     compressed_tensors_w4a16,
     gptq_dequantize,
     gptq_tensors,
+    pack_rows,
+    unpack_rows,
     w8a8_tensors,
 )
 from edgebench.quant.rtn import quantize_rtn
@@ -35,9 +35,9 @@ def test_rtn_reproduces_values_on_the_grid_exactly():
 
 def test_packing_round_trips_and_orders_nibbles_low_first():
     codes = np.arange(16, dtype=np.uint8).reshape(16, 1).repeat(3, axis=1)
-    packed = _pack_rows(codes, 4)
+    packed = pack_rows(codes, 4)
     assert packed.shape == (2, 3) and packed.view(np.uint32)[0, 0] == 0x76543210
-    np.testing.assert_array_equal(_unpack_rows(packed, 4), codes)
+    np.testing.assert_array_equal(unpack_rows(packed, 4), codes)
 
 
 def test_gptq_export_dequantizes_to_the_rtn_reference():

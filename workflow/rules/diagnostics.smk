@@ -91,7 +91,7 @@ rule kernels:
         bench_slot=1,
     params:
         kernels=config["diagnostics"]["kernels"],
-        code=code_digest("diagnostics", "quant", *COMMON_CODE),
+        code=code_digest("diagnostics", "quant", "buildconfig.py", *COMMON_CODE),
     script:
         "../scripts/kernel_study.py"
 
@@ -109,6 +109,6 @@ rule decode_attribution:
     conda:
         ENV_FILE
     params:
-        code=code_digest("diagnostics/attribution.py"),
+        code=code_digest("diagnostics/attribution.py", "buildconfig.py"),
     script:
         "../scripts/decode_attribution.py"

@@ -2,21 +2,20 @@ from edgebench.scriptlog import redirect_to_log
 
 redirect_to_log(snakemake.log[0])  # noqa: F821
 
-import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
+from edgebench.buildconfig import model_config  # noqa: E402
 from edgebench.diagnostics.attribution import decode_attribution  # noqa: E402
 from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
-model_config = json.loads((Path(sm.input.model).parent / "config.json").read_text())
 frame = decode_attribution(
     pd.read_parquet(sm.input.kernels),
     pd.read_parquet(sm.input.bench),
     sm.config["arms"],
-    model_config,
+    model_config(Path(sm.input.model).parent),
     sm.config["builds"],
 )
 write_parquet_atomic(frame, sm.output[0])

@@ -9,15 +9,6 @@ import time
 
 import pandas as pd
 
-# What a rep pays before it can load a model, one statement per entry point.
-DEFAULT_ENTRIES = {
-    "import vllm": "import vllm",
-    "from vllm import LLM": "from vllm import LLM",
-    "import edgebench": "import edgebench",
-    "import transformers": "import transformers",
-    "import llama_cpp": "import llama_cpp",
-}
-
 # "import time:       325 |        912 |   encodings.aliases"
 _LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)\s*$")
 

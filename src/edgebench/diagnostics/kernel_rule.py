@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from edgebench.buildconfig import model_config
 from edgebench.diagnostics.ceilings import bf16_matmul_gflop_s, last_level_cache_bytes, stream_gb_s
 from edgebench.diagnostics.kernels import CacheFlusher, add_rates, kernel_rows, model_shapes
 from edgebench.diagnostics.stamp import stamp
@@ -29,7 +29,7 @@ def ceiling_rows(threads: list[int], array_bytes: int) -> list[dict]:
 def run_kernel_study(
     config: dict, options: dict, *, build_json: str, out: str, code_digest: str
 ) -> pd.DataFrame:
-    model_config = json.loads((Path(build_json).parent / "config.json").read_text())
+    shapes = model_shapes(model_config(Path(build_json).parent))
     llc = last_level_cache_bytes()
     array_bytes = (options["stream_mib"] or 4 * llc // 2**20) * 2**20
     ceilings = pd.DataFrame(ceiling_rows(options["threads"], array_bytes))
@@ -37,7 +37,7 @@ def run_kernel_study(
     triad = ceilings[ceilings["kernel"] == "stream_triad"].set_index("threads")["gb_s"].to_dict()
     peak = ceilings[ceilings["kernel"] == "bf16_matmul_peak"].set_index("threads")["gflop_s"].to_dict()
     rows = kernel_rows(
-        model_shapes(model_config),
+        shapes,
         options["kernels"],
         options["batch_sizes"],
         options["threads"],

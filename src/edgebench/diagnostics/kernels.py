@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from edgebench.quant.export import _pack_rows
-from edgebench.quant.rtn import QuantizedWeight, quantize_rtn
+from edgebench.quant.export import pack_rows
+from edgebench.quant.rtn import QuantizedWeight, quantize_int8_per_channel, quantize_rtn
 
 KERNELS = ("bf16_matmul", "vllm_bf16", "tinygemm", "vllm_wna16", "vllm_w4a8", "vllm_int8")
 # Relative Frobenius error allowed against x @ dequantized(W).T: bf16 rounding of outputs, plus
@@ -124,7 +124,7 @@ def _prepare_vllm_wna16(qw, w, w4a8: bool = False):
         raise ValueError(f"vLLM CPUWNA16 cannot run n={n} k={k}: {why}")
     layer = _Layer()
     layer.weight_packed = _param(
-        torch.from_numpy(_pack_rows(qw.q.T, 4)), input_dim=0, packed_dim=0, output_dim=1
+        torch.from_numpy(pack_rows(qw.q.T, 4)), input_dim=0, packed_dim=0, output_dim=1
     )
     layer.weight_scale = _param(
         torch.from_numpy(qw.scales.T.copy()).to(torch.bfloat16), input_dim=0, output_dim=1
@@ -152,8 +152,7 @@ def _prepare_vllm_int8(qw, w):
         Int8ScaledMMLinearLayerConfig,
     )
 
-    scales = np.maximum(np.abs(w).max(axis=1, keepdims=True), 1e-12) / 127.0
-    q = np.clip(np.round(w / scales), -127, 127).astype(np.int8)
+    q, scales = quantize_int8_per_channel(w)
     config = Int8ScaledMMLinearLayerConfig(
         is_static_input_scheme=False, is_channelwise=True, input_symmetric=True
     )
@@ -161,7 +160,7 @@ def _prepare_vllm_int8(qw, w):
     kernel = CPUInt8ScaledMMLinearKernel(config, names)
     layer = _Layer()
     layer.weight = _param(torch.from_numpy(q))
-    layer.weight_scale = _param(torch.from_numpy(scales.astype(np.float32)))
+    layer.weight_scale = _param(torch.from_numpy(scales))
     layer.input_scale = None
     layer.input_zero_point = None
     layer.azp_adj = None

@@ -106,6 +106,13 @@ def _malloc_views() -> list[dict]:
     ]
 
 
+def _this_process() -> tuple[int, float, list[str], list[dict]]:
+    """What every ledger measures of the process it runs in: pid, RssAnon MB, the imported modules
+    (for its baseline) and the allocator's view."""
+    pid = os.getpid()
+    return pid, rss_anon_kb(pid) / 1024.0, sorted(sys.modules), _malloc_views()
+
+
 def _tensor_rows(ledger) -> list[dict]:
     return [
         {**row, "method": "live tensors, one per storage, anonymous resident pages"} for row in ledger.rows()
@@ -120,12 +127,13 @@ class LedgerWorkerExtension:
 
         runner = self.model_runner
         ledger, owned = model_ledger(runner.get_model(), getattr(runner, "kv_caches", []))
+        pid, measured, modules, views = _this_process()
         return {
-            "pid": os.getpid(),
-            "rss_anon_mb": rss_anon_kb(os.getpid()) / 1024.0,
+            "pid": pid,
+            "rss_anon_mb": measured,
             "attributed": _tensor_rows(ledger) + [{**r, "method": "oneDNN handler shape"} for r in owned],
-            "views": _malloc_views(),
-            "modules": sorted(sys.modules),
+            "views": views,
+            "modules": modules,
         }
 
 
@@ -156,11 +164,8 @@ def vllm_ledger(spec: dict) -> list[dict]:
     front = StorageLedger()
     for tensor in live_tensors():
         front.add("other live tensors", tensor)
-    front_pid = os.getpid()
-    front_mb = rss_anon_kb(front_pid) / 1024.0
+    front_pid, front_mb, front_modules, front_views = _this_process()
     others = {p: (_comm(p), rss_anon_kb(p) / 1024.0) for p in children_of(front_pid) if p != worker["pid"]}
-    front_modules = sorted(sys.modules)
-    front_views = _malloc_views()
     engine.close()
 
     front_base = baseline_rss_anon_mb(front_modules)
@@ -200,8 +205,7 @@ def hf_ledger(spec: dict) -> list[dict]:
 
 def _in_process_rows(engine, attributed: list[dict], extra_views: list[dict] = ()) -> list[dict]:
     """Ledger of an engine that runs inside this process: measure, close, then the baseline."""
-    pid = os.getpid()
-    measured, modules, views = rss_anon_kb(pid) / 1024.0, sorted(sys.modules), _malloc_views()
+    pid, measured, modules, views = _this_process()
     engine.close()
     return process_rows(
         "model process",

@@ -62,7 +62,7 @@ class StorageLedger:
         self.components: dict[str, dict] = {}
         self._resident = resident
 
-    def add(self, component: str, tensor, detail: str = "") -> bool:
+    def add(self, component: str, tensor) -> bool:
         storage = tensor.untyped_storage()
         ptr, nbytes = storage.data_ptr(), storage.nbytes()
         if nbytes == 0 or ptr in self.seen or tensor.device.type != "cpu":
@@ -76,7 +76,7 @@ class StorageLedger:
         entry["anon_bytes"] += anon
         entry["file_bytes"] += file
         entry["tensors"] += 1
-        entry["dtypes"].add(detail or str(tensor.dtype).replace("torch.", ""))
+        entry["dtypes"].add(str(tensor.dtype).replace("torch.", ""))
         return True
 
     def add_named(self, named: Iterable, classify=component_of) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from edgebench.quant.rtn import QuantizedWeight
+from edgebench.quant.rtn import QuantizedWeight, quantize_int8_per_channel
 
 LINEAR_SUFFIXES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -15,7 +15,7 @@ def is_quantized_linear(name: str) -> bool:
     return name.endswith(".weight") and name.rsplit(".", 2)[-2] in LINEAR_SUFFIXES
 
 
-def _pack_rows(values: np.ndarray, bits: int) -> np.ndarray:
+def pack_rows(values: np.ndarray, bits: int) -> np.ndarray:
     """Pack unsigned codes along axis 0 (32/bits per int32, lowest bits first)."""
     per = 32 // bits
     rows, cols = values.shape
@@ -26,7 +26,7 @@ def _pack_rows(values: np.ndarray, bits: int) -> np.ndarray:
     return packed.view(np.int32)
 
 
-def _unpack_rows(packed: np.ndarray, bits: int) -> np.ndarray:
+def unpack_rows(packed: np.ndarray, bits: int) -> np.ndarray:
     per = 32 // bits
     values = packed.view(np.uint32)
     out = np.zeros((values.shape[0] * per, values.shape[1]), dtype=np.uint8)
@@ -42,9 +42,9 @@ def gptq_tensors(prefix: str, qw: QuantizedWeight) -> dict[str, torch.Tensor]:
     if not np.all(qw.zeros == 2 ** (qw.bits - 1)):
         raise ValueError("GPTQ export is for symmetric grids; write asymmetric builds as compressed-tensors")
     return {
-        f"{prefix}.qweight": torch.from_numpy(_pack_rows(qw.q.T, qw.bits)),
+        f"{prefix}.qweight": torch.from_numpy(pack_rows(qw.q.T, qw.bits)),
         f"{prefix}.qzeros": torch.from_numpy(
-            _pack_rows((qw.zeros.T - 1).astype(np.uint8).T, qw.bits).T.copy()
+            pack_rows((qw.zeros.T - 1).astype(np.uint8).T, qw.bits).T.copy()
         ),
         f"{prefix}.scales": torch.from_numpy(qw.scales.T.astype(np.float16).copy()),
         f"{prefix}.g_idx": torch.arange(cols, dtype=torch.int32) // qw.group_size,
@@ -53,9 +53,9 @@ def gptq_tensors(prefix: str, qw: QuantizedWeight) -> dict[str, torch.Tensor]:
 
 def gptq_dequantize(tensors: dict[str, torch.Tensor], prefix: str, bits: int, group_size: int) -> np.ndarray:
     """Read a GPTQ v1 Linear back to float [out, in] (tests and checks)."""
-    q = _unpack_rows(tensors[f"{prefix}.qweight"].numpy(), bits).T  # [out, in]
+    q = unpack_rows(tensors[f"{prefix}.qweight"].numpy(), bits).T  # [out, in]
     zeros = (
-        _unpack_rows(tensors[f"{prefix}.qzeros"].numpy().T.copy(), bits).T.astype(np.float32) + 1
+        unpack_rows(tensors[f"{prefix}.qzeros"].numpy().T.copy(), bits).T.astype(np.float32) + 1
     )  # [g, out]
     scales = tensors[f"{prefix}.scales"].numpy().astype(np.float32)  # [g, out]
     qw = QuantizedWeight(q, scales.T.copy(), zeros.T.copy(), bits, group_size)
@@ -81,9 +81,7 @@ def compressed_tensors_w4a16(prefix: str, qw: QuantizedWeight, sym: bool) -> dic
 
 def w8a8_tensors(prefix: str, weight: np.ndarray) -> dict[str, torch.Tensor]:
     """int-quantized W8A8: int8 weights with one symmetric scale per output channel."""
-    w = weight.astype(np.float32)
-    scales = np.maximum(np.abs(w).max(axis=1, keepdims=True), 1e-12) / 127.0
-    q = np.clip(np.round(w / scales), -127, 127).astype(np.int8)
+    q, scales = quantize_int8_per_channel(weight)
     return {
         f"{prefix}.weight": torch.from_numpy(q),
         f"{prefix}.weight_scale": torch.from_numpy(scales).to(torch.bfloat16),

@@ -45,3 +45,10 @@ def quantize_rtn(weight: np.ndarray, bits: int, group_size: int, sym: bool) -> Q
         zeros = np.round(-xmin / scales)
     q = np.clip(np.round(w / scales[:, :, None]) + zeros[:, :, None], 0, maxq).astype(np.uint8)
     return QuantizedWeight(q.reshape(out, cols), scales, zeros.astype(np.float32), bits, group_size)
+
+
+def quantize_int8_per_channel(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 codes in -127..127 with one float32 scale per output row: w ~ q * scale."""
+    w = weight.astype(np.float32)
+    scales = np.maximum(np.abs(w).max(axis=1, keepdims=True), 1e-12) / 127.0
+    return np.clip(np.round(w / scales), -127, 127).astype(np.int8), scales
