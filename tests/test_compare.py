@@ -36,6 +36,17 @@ def test_drift_cancels_in_paired_ratios_but_not_in_spread():
     assert aa_spread(pd.Series(drift)) == pytest.approx(0.6)
 
 
+def test_one_clean_pair_judges_nothing():
+    frame = pd.DataFrame(reps("a", [100, 101]) + reps("b", [150, 10]))
+    frame.loc[(frame["arm"] == "b") & (frame["round"] == 1), "status"] = "contended"
+    row = compare_rows(frame, "a", ["decode_tok_s"])[0]
+    assert row["pairs"] == 1 and row["ratio"] == pytest.approx(1.5)
+    assert row["verdict"] == "too few pairs" and np.isnan(row["ci_low"])
+    frame.loc[frame["arm"] == "b", "status"] = "contended"
+    assert compare_rows(frame, "a", ["decode_tok_s"])[0]["verdict"] == "no clean pairs"
+    assert gate_status(1.5, 0.01, 0.1, pairs=1) == "ungateable"
+
+
 def test_bootstrap_interval_contains_the_estimate_and_narrows_with_less_noise():
     rng = np.random.default_rng(1)
     noisy = np.exp(rng.normal(0, 0.1, 30))

@@ -171,6 +171,12 @@ def test_decode_attribution_sums_layers_and_lm_head():
     ).set_index("bound")
     assert frame.loc["cold", "gemm_s"] == pytest.approx((3 * 7 * 10 + 10) / 1e6)
     assert frame.loc["hot", "gemm_share"] == pytest.approx((3 * 7 * 5 + 5) / 1e6 / 0.01)
+    # an arm whose reps were all contended keeps its GEMM estimate, with no measured step
+    contended = bench.assign(status="contended")
+    alone = decode_attribution(
+        kernels, contended, {"vllm/bf16": {"engine": "vllm", "build": "reference"}}, {"num_hidden_layers": 3}
+    )
+    assert len(alone) == 2 and alone["gemm_s"].gt(0).all() and alone["decode_step_s"].isna().all()
 
 
 def test_import_summary_pairs_each_engine_with_the_statement_its_reps_pay():

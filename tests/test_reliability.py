@@ -57,7 +57,8 @@ def test_sigkill_mid_benchmark_keeps_finished_reps_and_reruns_the_interrupted_on
     # the injected crash is a failed row with its cause, and the study went on around it
     crashed = bench[(bench["arm"] == "hf/bf16-crash") & (bench["round"] == 1)]
     assert (crashed["status"] == "failed").all() and crashed["error"].str.contains("SIGABRT").all()
-    assert (bench.loc[bench["arm"] == "hf/bf16", "status"] == "ok").any()
+    healthy = bench[bench["arm"] == "hf/bf16"]
+    assert healthy["status"].isin(["ok", "contended"]).all(), healthy[["status", "error"]].to_string()
 
 
 BASE = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())

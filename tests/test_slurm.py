@@ -53,5 +53,8 @@ def test_study_runs_through_sbatch_with_the_slurm_profile(tmp_path):
     assert len(jobs) >= 8 and all(state == "COMPLETED" for _, state in jobs), completed[-2000:]
     bench = pd.read_parquet(workdir / "results" / "tables" / "bench.parquet")
     assert list(bench.columns[: len(TABLE_COLUMNS["bench"])]) == list(TABLE_COLUMNS["bench"])
-    assert (bench.loc[bench["arm"] == "hf/bf16", "status"] == "ok").all()
+    # a rep the guard marks contended still measured (CI machines are shared); failed is the bug
+    healthy = bench[bench["arm"] == "hf/bf16"]
+    assert healthy["status"].isin(["ok", "contended"]).all(), healthy[["status", "error"]].to_string()
+    assert (healthy["decode_tok_s"] > 0).all()
     assert (bench.loc[(bench["arm"] == "hf/bf16-crash") & (bench["round"] == 1), "status"] == "failed").all()

@@ -7,6 +7,9 @@ Gate band method: for each of the two arms, the A/A spread is max/min - 1 over i
 (the widest disagreement of the arm with itself). The band is [1/(1+s), 1+s] with s the larger of
 the two spreads. If s exceeds the configured limit the gate is `ungateable`; otherwise it `fail`s
 when the paired ratio falls below the band and `pass`es otherwise.
+
+Fewer than MIN_PAIRS paired rounds judge nothing: a bootstrap over one ratio has zero width, so a
+single pair would look certain. Such rows say `too few pairs` (compare) or `ungateable` (gates).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pandas as pd
 from edgebench.metrics import metric, ratio_oriented
 
 CLEAN = "ok"
+MIN_PAIRS = 2
 
 
 def clean_reps(frame: pd.DataFrame, arm: str, name: str) -> pd.Series:
@@ -58,8 +62,8 @@ def aa_spread(values: pd.Series | np.ndarray) -> float:
     return float(np.max(values) / np.min(values) - 1)
 
 
-def gate_status(ratio: float, spread: float, max_spread: float) -> str:
-    if math.isnan(spread) or math.isnan(ratio) or spread > max_spread:
+def gate_status(ratio: float, spread: float, max_spread: float, pairs: int = MIN_PAIRS) -> str:
+    if pairs < MIN_PAIRS or math.isnan(spread) or math.isnan(ratio) or spread > max_spread:
         return "ungateable"
     return "fail" if ratio < 1 / (1 + spread) else "pass"
 
@@ -71,11 +75,11 @@ def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], resampl
         for name in metrics:
             ratios = paired_ratios(frame, name, baseline, candidate)
             low, high = bootstrap_ci(ratios, resamples)
-            verdict = "not significant" if len(ratios) else "no clean pairs"
-            if len(ratios) and low > 1:
-                verdict = "better"
-            elif len(ratios) and high < 1:
-                verdict = "worse"
+            if len(ratios) < MIN_PAIRS:
+                verdict = "too few pairs" if len(ratios) else "no clean pairs"
+                low = high = float("nan")
+            else:
+                verdict = "better" if low > 1 else "worse" if high < 1 else "not significant"
             rows.append(
                 {
                     "baseline": baseline,
@@ -120,7 +124,7 @@ def gate_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], max_spread
                     "band_high": 1 + spread if not math.isnan(spread) else float("nan"),
                     "max_spread": max_spread,
                     "ratio": ratio,
-                    "status": gate_status(ratio, spread, max_spread),
+                    "status": gate_status(ratio, spread, max_spread, len(ratios)),
                 }
             )
     return rows

@@ -28,7 +28,8 @@ def decode_attribution(
     bounds), the measured step (1 / median clean decode tok/s), and the GEMM share. (vLLM's auto
     binding on 2 vCPUs runs the worker on 1 OpenMP thread and reserves the other core.)
     vLLM fuses q/k/v and gate/up into one call each; the study times them apart, so the sum is
-    an estimate of the same bytes and FLOPs, not of the fused call's overheads."""
+    an estimate of the same bytes and FLOPs, not of the fused call's overheads. An arm without a
+    clean rep keeps its GEMM rows, with the measured step left NaN rather than the arm vanishing."""
     layers = int(model_config["num_hidden_layers"])
     ok = kernels[(kernels["status"] == "ok") & (kernels["m"] == 1)]
     clean = bench[(bench["status"] == "ok") & (bench["study"] == "bench")]
@@ -37,7 +38,7 @@ def decode_attribution(
         method = (builds or {}).get(arm["build"], {}).get("method", "gptq")
         kernel = arm_kernel(arm, method)
         decode = clean.loc[clean["arm"] == arm_name, "decode_tok_s"].median()
-        if kernel is None or pd.isna(decode):
+        if kernel is None:
             continue
         for threads, at in ok[ok["kernel"] == kernel].groupby("threads"):
             times = at.set_index("layer")

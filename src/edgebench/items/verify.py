@@ -51,7 +51,7 @@ def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
             }
         ]
     )
-    if gate_status(ratio, spread, limit) == "ungateable":
+    if gate_status(ratio, spread, limit, len(ratios)) == "ungateable":
         return "ungateable", evidence
     band = 1 + spread
     observed = "better" if low > 1 and ratio > band else "worse" if high < 1 and ratio < 1 / band else "same"
