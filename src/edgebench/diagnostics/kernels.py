@@ -79,9 +79,20 @@ def _param(tensor: torch.Tensor, **dims: int) -> torch.nn.Parameter:
     return param
 
 
+def _bf16_reference(w: np.ndarray) -> np.ndarray:
+    """The weight a bf16 kernel multiplies by: w rounded to bf16."""
+    return torch.from_numpy(w).to(torch.bfloat16).float().numpy()
+
+
+def _int4_reference(qw: QuantizedWeight) -> np.ndarray:
+    """The weight an int4 kernel multiplies by: the codes with their scales rounded to bf16."""
+    scales = torch.from_numpy(qw.scales).to(torch.bfloat16).float().numpy()
+    return QuantizedWeight(qw.q, scales, qw.zeros, 4, qw.group_size).dequantize()
+
+
 def _prepare_bf16_matmul(qw, w):
     weight_t = torch.from_numpy(w).to(torch.bfloat16).T.contiguous()
-    return lambda x: torch.matmul(x, weight_t)
+    return (lambda x: torch.matmul(x, weight_t)), _bf16_reference(w)
 
 
 def _prepare_vllm_bf16(qw, w):
@@ -90,7 +101,7 @@ def _prepare_vllm_bf16(qw, w):
     layer = _Layer()
     layer.weight = _param(torch.from_numpy(w).to(torch.bfloat16))
     dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
-    return lambda x: layer.cpu_linear(x, layer.weight, None)
+    return (lambda x: layer.cpu_linear(x, layer.weight, None)), _bf16_reference(w)
 
 
 def _prepare_tinygemm(qw, w):
@@ -100,7 +111,11 @@ def _prepare_tinygemm(qw, w):
     scales = torch.from_numpy(qw.scales.T.copy())  # [groups, n]
     zeros = torch.from_numpy(((8 - qw.zeros) * qw.scales).T.copy())
     scales_and_zeros = torch.stack([scales, zeros], dim=2).to(torch.bfloat16).contiguous()
-    return lambda x: torch.ops.aten._weight_int4pack_mm_for_cpu(x, packed, qw.group_size, scales_and_zeros)
+
+    def call(x):
+        return torch.ops.aten._weight_int4pack_mm_for_cpu(x, packed, qw.group_size, scales_and_zeros)
+
+    return call, _int4_reference(qw)
 
 
 def _prepare_vllm_wna16(qw, w, w4a8: bool = False):
@@ -139,7 +154,7 @@ def _prepare_vllm_wna16(qw, w, w4a8: bool = False):
     else:
         kernel._process_gptq_weights_w4a16(layer)
     layer.use_w4a8 = w4a8
-    return lambda x: kernel.apply_weights(layer, x)
+    return (lambda x: kernel.apply_weights(layer, x)), _int4_reference(qw)
 
 
 def _prepare_vllm_w4a8(qw, w):
@@ -180,16 +195,7 @@ PREPARE = {
 
 def prepare(kernel: str, weight: np.ndarray, group: int):
     """(call, dequantized reference weight [n, k]) for one kernel on one float32 weight."""
-    qw = quantize_rtn(weight, 4, group, sym=True)
-    made = PREPARE[kernel](qw, weight)
-    if isinstance(made, tuple):
-        return made
-    if kernel in ("bf16_matmul", "vllm_bf16"):
-        return made, torch.from_numpy(weight).to(torch.bfloat16).float().numpy()
-    rounded = QuantizedWeight(
-        qw.q, torch.from_numpy(qw.scales).to(torch.bfloat16).float().numpy(), qw.zeros, 4, group
-    )
-    return made, rounded.dequantize()
+    return PREPARE[kernel](quantize_rtn(weight, 4, group, sym=True), weight)
 
 
 def relative_error(call, reference: np.ndarray, x: torch.Tensor) -> float:
