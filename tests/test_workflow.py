@@ -193,3 +193,9 @@ def test_nothing_left_to_do_after_the_run(study):
         [*SNAKEMAKE, "--directory", str(study), "--cores", "2", "--dry-run"], capture_output=True, text=True
     )
     assert "Nothing to be done" in run.stdout + run.stderr
+
+
+def test_gptq_build_keeps_its_layer_log_inside_the_build(study):
+    # gptqmodel logs to ./logs; the build runs it inside its own folder so the workdir stays clean
+    assert not (study / "logs").exists()
+    assert list((study / "results" / "models" / "gptq-w4g64").glob("logs/gptq_log_*.log"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -87,10 +88,14 @@ def _build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> di
             desc_act=bool(spec.get("desc_act", False)),
             damp_percent=float(spec.get("damp_percent", 0.05)),
         )
-        model = GPTQModel.load(str(reference_dir), quant_config, device="cpu", trust_remote_code=False)
+        model = GPTQModel.load(
+            str(reference_dir.resolve()), quant_config, device="cpu", trust_remote_code=False
+        )
         parameters = int(sum(p.numel() for p in model.model.parameters()))  # before packing
-        model.quantize(texts, batch_size=1)
-        model.save(str(out_dir))
+        # gptqmodel writes its per-layer loss log to ./logs: keep it with the build, not in the repo
+        with contextlib.chdir(out_dir):
+            model.quantize(texts, batch_size=1)
+        model.save(str(out_dir.resolve()))
         check_saved_tensors_finite(out_dir, name)
     return write_build_json(
         out_dir,
