@@ -177,6 +177,11 @@ def test_decode_attribution_sums_layers_and_lm_head():
         kernels, contended, {"vllm/bf16": {"engine": "vllm", "build": "reference"}}, {"num_hidden_layers": 3}
     )
     assert len(alone) == 2 and alone["gemm_s"].gt(0).all() and alone["decode_step_s"].isna().all()
+    twin = {"engine": "vllm", "build": "reference"}  # a calibration-only arm: no bench rows, no rows here
+    both = decode_attribution(
+        kernels, bench, {"vllm/bf16": twin, "vllm/bf16-twin": twin}, {"num_hidden_layers": 3}
+    )
+    assert set(both["arm"]) == {"vllm/bf16"}
 
 
 def test_import_summary_pairs_each_engine_with_the_statement_its_reps_pay():

@@ -28,17 +28,19 @@ def decode_attribution(
     bounds), the measured step (1 / median clean decode tok/s), and the GEMM share. (vLLM's auto
     binding on 2 vCPUs runs the worker on 1 OpenMP thread and reserves the other core.)
     vLLM fuses q/k/v and gate/up into one call each; the study times them apart, so the sum is
-    an estimate of the same bytes and FLOPs, not of the fused call's overheads. An arm without a
-    clean rep keeps its GEMM rows, with the measured step left NaN rather than the arm vanishing."""
+    an estimate of the same bytes and FLOPs, not of the fused call's overheads. An arm benchmarked
+    without a clean rep keeps its GEMM rows, with the measured step left NaN rather than vanishing;
+    arms with no bench rows (calibration-only) are left out."""
     layers = int(model_config["num_hidden_layers"])
     ok = kernels[(kernels["status"] == "ok") & (kernels["m"] == 1)]
     clean = bench[(bench["status"] == "ok") & (bench["study"] == "bench")]
+    benchmarked = set(bench.loc[bench["study"] == "bench", "arm"])  # not calibration-only arms
     rows = []
     for arm_name, arm in arms.items():
         method = (builds or {}).get(arm["build"], {}).get("method", "gptq")
         kernel = arm_kernel(arm, method)
         decode = clean.loc[clean["arm"] == arm_name, "decode_tok_s"].median()
-        if kernel is None:
+        if kernel is None or arm_name not in benchmarked:
             continue
         for threads, at in ok[ok["kernel"] == kernel].groupby("threads"):
             times = at.set_index("layer")
