@@ -62,6 +62,13 @@ def aa_spread(values: pd.Series | np.ndarray) -> float:
     return float(np.max(values) / np.min(values) - 1)
 
 
+def paired_spread(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> float:
+    """The larger A/A spread of the two arms; NaN when either lacks two clean reps (ungateable)."""
+    return float(
+        np.max([aa_spread(clean_reps(frame, baseline, name)), aa_spread(clean_reps(frame, candidate, name))])
+    )
+
+
 def gate_status(ratio: float, spread: float, max_spread: float, pairs: int = MIN_PAIRS) -> str:
     if pairs < MIN_PAIRS or math.isnan(spread) or math.isnan(ratio) or spread > max_spread:
         return "ungateable"
@@ -103,15 +110,7 @@ def gate_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], max_spread
     for candidate in sorted(set(frame["arm"]) - {baseline}):
         for name in metrics:
             ratios = paired_ratios(frame, name, baseline, candidate)
-            # NaN-propagating max: one arm without two clean reps makes the gate ungateable
-            spread = float(
-                np.max(
-                    [
-                        aa_spread(clean_reps(frame, baseline, name)),
-                        aa_spread(clean_reps(frame, candidate, name)),
-                    ]
-                )
-            )
+            spread = paired_spread(frame, name, baseline, candidate)
             ratio = geometric_mean(ratios)
             rows.append(
                 {

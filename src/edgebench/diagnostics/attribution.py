@@ -33,15 +33,15 @@ def decode_attribution(
     arms with no bench rows (calibration-only) are left out."""
     layers = int(model_config["num_hidden_layers"])
     ok = kernels[(kernels["status"] == "ok") & (kernels["m"] == 1)]
-    clean = bench[(bench["status"] == "ok") & (bench["study"] == "bench")]
-    benchmarked = set(bench.loc[bench["study"] == "bench", "arm"])  # not calibration-only arms
+    benched = bench[bench["study"] == "bench"]  # calibration-only arms have no rows here
+    clean = benched[benched["status"] == "ok"]
     rows = []
     for arm_name, arm in arms.items():
         method = (builds or {}).get(arm["build"], {}).get("method", "gptq")
         kernel = arm_kernel(arm, method)
-        decode = clean.loc[clean["arm"] == arm_name, "decode_tok_s"].median()
-        if kernel is None or arm_name not in benchmarked:
+        if kernel is None or arm_name not in set(benched["arm"]):
             continue
+        decode = clean.loc[clean["arm"] == arm_name, "decode_tok_s"].median()
         for threads, at in ok[ok["kernel"] == kernel].groupby("threads"):
             times = at.set_index("layer")
             if not set(PER_LAYER) | {"lm_head"} <= set(times.index):

@@ -17,6 +17,7 @@ from edgebench.bench.compare import (
     gate_status,
     geometric_mean,
     paired_ratios,
+    paired_spread,
 )
 
 
@@ -30,9 +31,7 @@ def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     name = item["starts_from"]["metric"]
     frame = _usable(frame)
     ratios = paired_ratios(frame, name, baseline, candidate)
-    spread = float(
-        max(aa_spread(clean_reps(frame, baseline, name)), aa_spread(clean_reps(frame, candidate, name)))
-    )
+    spread = paired_spread(frame, name, baseline, candidate)
     ratio = geometric_mean(ratios)
     low, high = bootstrap_ci(ratios)
     limit = item["verify"].get("max_spread", 0.10)

@@ -88,6 +88,7 @@ def _build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> di
             desc_act=bool(spec.get("desc_act", False)),
             damp_percent=float(spec.get("damp_percent", 0.05)),
         )
+        # absolute: quantize below runs in the build folder and may read the checkpoint again
         model = GPTQModel.load(
             str(reference_dir.resolve()), quant_config, device="cpu", trust_remote_code=False
         )
@@ -95,7 +96,7 @@ def _build_gptq(reference_dir: Path, out_dir: Path, name: str, spec: dict) -> di
         # gptqmodel writes its per-layer loss log to ./logs: keep it with the build, not in the repo
         with contextlib.chdir(out_dir):
             model.quantize(texts, batch_size=1)
-        model.save(str(out_dir.resolve()))
+        model.save(str(out_dir))
         check_saved_tensors_finite(out_dir, name)
     return write_build_json(
         out_dir,
