@@ -2,79 +2,77 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from edgebench.bench.compare import (
-    aa_spread,
-    bootstrap_ci,
-    compare_rows,
-    gate_rows,
-    gate_status,
-    paired_ratios,
-)
+from edgebench.bench.compare import compare_rows, gate_rows, paired_log_ratios
 from edgebench.bench.rep import straggler_reason
-from edgebench.bench.validity import round_subsets, validity_rows
+from edgebench.bench.validity import blocks_of, validity_rows
+
+GATES = {"tolerance": 0.025, "look_every": 2}
 
 
-def reps(arm, values, status="ok", metric="decode_tok_s"):
+def samples(arm, values, status="ok", metric="decode_tok_s", cpu=None):
     return [
-        {"arm": arm, "round": r, "attempt": 1, "status": status, metric: v, "ttft_s": 1 / v}
+        {"arm": arm, "round": r, "status": status, metric: v, "ttft_s": 1 / v, "cpu_s": (cpu or 1.0) * 10}
         for r, v in enumerate(values)
     ]
 
 
-def test_paired_ratios_are_within_round_and_oriented():
-    frame = pd.DataFrame(reps("a", [10, 20, 30]) + reps("b", [11, 22, 33]))
-    np.testing.assert_allclose(paired_ratios(frame, "decode_tok_s", "a", "b"), [1.1, 1.1, 1.1])
-    # lower-is-better metric: b has lower ttft, so b is better: ratio > 1
-    np.testing.assert_allclose(paired_ratios(frame, "ttft_s", "a", "b"), [1.1, 1.1, 1.1])
+def test_paired_log_ratios_are_within_round_and_oriented():
+    frame = pd.DataFrame(samples("a", [10, 20, 30]) + samples("b", [11, 22, 33]))
+    np.testing.assert_allclose(paired_log_ratios(frame, "decode_tok_s", "a", "b"), np.log([1.1] * 3))
+    # lower-is-better metric: b has lower ttft, so b is better: positive log ratio
+    np.testing.assert_allclose(paired_log_ratios(frame, "ttft_s", "a", "b"), np.log([1.1] * 3))
 
 
-def test_drift_cancels_in_paired_ratios_but_not_in_spread():
-    drift = [10, 13, 16]  # the machine got faster over the rounds
-    frame = pd.DataFrame(reps("a", drift) + reps("b", [v * 0.9 for v in drift]))
+def test_drift_cancels_in_paired_ratios():
+    drift = [10, 13, 16, 19]  # the machine got faster over the rounds
+    frame = pd.DataFrame(samples("a", drift) + samples("b", [v * 0.9 for v in drift]))
     row = compare_rows(frame, "a", ["decode_tok_s"])[0]
     assert row["ratio"] == pytest.approx(0.9) and row["verdict"] == "worse"
-    assert aa_spread(pd.Series(drift)) == pytest.approx(0.6)
+    assert row["rounds"] == 4 and row["ci_high"] == pytest.approx(0.9)
 
 
 def test_one_clean_pair_judges_nothing():
-    frame = pd.DataFrame(reps("a", [100, 101]) + reps("b", [150, 10]))
+    frame = pd.DataFrame(samples("a", [100, 101]) + samples("b", [150, 10]))
     frame.loc[(frame["arm"] == "b") & (frame["round"] == 1), "status"] = "contended"
     row = compare_rows(frame, "a", ["decode_tok_s"])[0]
-    assert row["pairs"] == 1 and row["ratio"] == pytest.approx(1.5)
+    assert row["rounds"] == 1 and row["ratio"] == pytest.approx(1.5)
     assert row["verdict"] == "too few pairs" and np.isnan(row["ci_low"])
+    gate = gate_rows(frame, "a", ["decode_tok_s"], GATES)[0]
+    assert gate["status"] == "ungateable" and gate["pairs"] == 1
     frame.loc[frame["arm"] == "b", "status"] = "contended"
     assert compare_rows(frame, "a", ["decode_tok_s"])[0]["verdict"] == "no clean pairs"
-    assert gate_status(1.5, 0.01, 0.1, pairs=1) == "ungateable"
 
 
-def test_bootstrap_interval_contains_the_estimate_and_narrows_with_less_noise():
-    rng = np.random.default_rng(1)
-    noisy = np.exp(rng.normal(0, 0.1, 30))
-    quiet = np.exp(rng.normal(0, 0.01, 30))
-    lo_n, hi_n = bootstrap_ci(noisy)
-    lo_q, hi_q = bootstrap_ci(quiet)
-    assert lo_n < np.exp(np.log(noisy).mean()) < hi_n
-    assert hi_q - lo_q < hi_n - lo_n
+def test_a_large_effect_fails_at_the_first_look_and_a_null_passes():
+    rng = np.random.default_rng(3)
+    base = 100 * np.exp(rng.normal(0, 0.05, 12))  # drift between rounds, paired away
+    noise = rng.normal(0, 0.005, 12)
+    frame = pd.DataFrame(
+        samples("a", base) + samples("slow", base * 0.8 * np.exp(noise)) + samples("same", base * np.exp(noise))
+    )
+    rows = {r["arm"]: r for r in gate_rows(frame, "a", ["decode_tok_s"], GATES)}
+    assert rows["slow"]["status"] == "fail" and rows["slow"]["looks"] == 1 and rows["slow"]["rounds_used"] == 2
+    assert rows["same"]["status"] == "pass"
+    for row in rows.values():  # every gate row carries its rounds, ratio, interval and MDE
+        assert row["ci_low"] <= row["ratio"] <= row["ci_high"] and 0 < row["mde"] < 0.025
 
 
-def test_gate_band_method_on_synthetic_samples():
-    assert gate_status(0.95, 0.03, 0.1) == "fail"  # below 1/1.03
-    assert gate_status(0.98, 0.03, 0.1) == "pass"
-    assert gate_status(1.20, 0.03, 0.1) == "pass"  # better is never a regression
-    assert gate_status(0.50, 0.30, 0.1) == "ungateable"  # ~30% swing: refuse to judge
-    assert gate_status(0.95, float("nan"), 0.1) == "ungateable"
+def test_noise_wider_than_the_tolerance_is_ungateable_not_a_verdict():
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        samples("a", 100 * np.exp(rng.normal(0, 0.2, 6))) + samples("b", 100 * np.exp(rng.normal(0, 0.2, 6)))
+    )
+    row = gate_rows(frame, "a", ["decode_tok_s"], GATES)[0]
+    assert row["mde"] > 0.025 and row["status"] in ("ungateable", "fail")
+    if row["decision"] == "undecided":
+        assert row["status"] == "ungateable"
 
 
-def test_gate_rows_use_clean_reps_only():
-    frame = pd.DataFrame(reps("a", [100, 101, 102]) + reps("b", [90, 10, 92]))
-    frame.loc[(frame["arm"] == "b") & (frame["round"] == 1), "status"] = "contended"  # a straggler...
-    retry = {"arm": "b", "round": 1, "attempt": 2, "status": "ok", "decode_tok_s": 91.0, "ttft_s": 1 / 91}
-    frame = pd.concat([frame, pd.DataFrame([retry])], ignore_index=True)  # ...re-run once, clean
-    row = gate_rows(frame, "a", ["decode_tok_s"], 0.1)[0]
-    assert row["pairs"] == 3 and row["ratio"] == pytest.approx((0.9 * 91 / 101 * 92 / 102) ** (1 / 3))
-    assert row["spread"] == pytest.approx(92 / 90 - 1) and row["status"] == "fail"
-    frame.loc[frame.index[-1], "status"] = "contended"
-    assert gate_rows(frame, "a", ["decode_tok_s"], 0.1)[0]["pairs"] == 2
+def test_gate_rows_use_clean_samples_only():
+    frame = pd.DataFrame(samples("a", [100, 101, 102, 103]) + samples("b", [90, 10, 92, 93]))
+    frame.loc[(frame["arm"] == "b") & (frame["round"] == 1), "status"] = "contended"
+    row = gate_rows(frame, "a", ["decode_tok_s"], GATES)[0]
+    assert row["pairs"] == 3 and row["status"] == "fail"
 
 
 def test_straggler_rule_uses_direction():
@@ -84,20 +82,27 @@ def test_straggler_rule_uses_direction():
     assert straggler_reason(3.0, [], "ttft_s", 1.5) == ""
 
 
+def test_blocks_are_disjoint_and_drop_a_short_tail():
+    assert blocks_of(list(range(7)), 2) == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(ValueError):
+        blocks_of([0, 1], 1)
+
+
 def test_validity_false_alarms_and_power_on_synthetic_calibration():
     rng = np.random.default_rng(0)
-    base = 100 * np.exp(rng.normal(0, 0.01, 8))
+    base = 100 * np.exp(rng.normal(0, 0.03, 16))
     frame = pd.DataFrame(
-        reps("base", base) + reps("twin", base * np.exp(rng.normal(0, 0.01, 8))) + reps("slow", base / 1.10)
+        samples("base", base)
+        + samples("twin", base * np.exp(rng.normal(0, 0.003, 16)))
+        + samples("sleep", base * 0.95 * np.exp(rng.normal(0, 0.003, 16)))
+        + samples("busy", base * 0.95 * np.exp(rng.normal(0, 0.003, 16)), cpu=1.05)
     )
-    row = validity_rows(
-        frame,
-        {"baseline": "base", "twin": "twin", "injected": "slow", "metric": "decode_tok_s", "effect": 0.1},
-        max_spread=0.1,
-        reps=3,
-    )[0]
-    assert row["subsets"] == 56 and row["reps"] == 3
-    assert row["power"] == 1.0 and row["false_alarm_rate"] <= 0.1
-    assert row["measured_effect"] == pytest.approx(1 - 1 / 1.1, rel=1e-6)
-    with pytest.raises(ValueError):
-        round_subsets([0, 1], 3)
+    calibration = {"baseline": "base", "twin": "twin", "injected": ["sleep", "busy"],
+                   "metric": "decode_tok_s", "block_rounds": 4}
+    rows = {r["arm"]: r for r in validity_rows(frame, calibration, GATES, {"sleep": 0.05, "busy": 0.05})}
+    assert rows["twin"]["check"] == "false_alarm" and rows["twin"]["blocks"] == 4
+    assert rows["twin"]["rate"] == 0.0 and rows["twin"]["rate_high"] < 1
+    assert rows["sleep"]["rate"] == 1.0 and rows["busy"]["rate"] == 1.0
+    assert rows["sleep"]["rate_low"] > 0.3
+    assert rows["sleep"]["measured_effect"] == pytest.approx(0.05, abs=0.005)
+    assert rows["busy"]["cpu_s_ratio"] == pytest.approx(1.05) and rows["sleep"]["cpu_s_ratio"] == pytest.approx(1)

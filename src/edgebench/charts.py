@@ -19,20 +19,34 @@ def _rep_spread(frame: pd.DataFrame, name: str) -> alt.Chart:
     points = base.mark_point(filled=True, size=60).encode(
         x=alt.X(f"{name}:Q", title=title, scale=alt.Scale(zero=False)),
         color=alt.Color("status:N", scale=alt.Scale(domain=["ok", "contended", "failed"])),
-        tooltip=["arm", "rep", "order_position", "status", alt.Tooltip(f"{name}:Q", format=".2f")],
+        tooltip=["arm", "round", "order_position", "status", alt.Tooltip(f"{name}:Q", format=".2f")],
     )
     median = base.mark_tick(color="black", thickness=2, size=24).encode(x=f"median({name}):Q")
     return (points + median).properties(width=360, height=28 * frame["arm"].nunique())
 
 
-def bench_chart(frame: pd.DataFrame) -> alt.Chart:
-    """Decode and prefill throughput per arm: one dot per rep, black tick at the median of all reps shown."""
+def warm_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Warm decode and prefill throughput per arm: one dot per sample, black tick at the median."""
     clean = frame[frame["status"].isin(["ok", "contended"])]
     chart = alt.hconcat(_rep_spread(clean, "decode_tok_s"), _rep_spread(clean, "prefill_tok_s"))
     failed = int((frame["status"] == "failed").sum())
     retracted = int((frame["status"] == "retracted").sum())
     return chart.properties(
-        title=f"Throughput per arm, one dot per rep ({failed} failed, {retracted} retracted reps not shown)"
+        title=f"Warm throughput per arm, one dot per sample ({failed} failed, {retracted} retracted not shown)"
+    )
+
+
+def validity_chart(frame: pd.DataFrame) -> alt.Chart:
+    """False-alarm rate (A/A twin) and power (injected losses) with Wilson 95% intervals."""
+    base = alt.Chart(frame).encode(y=alt.Y("arm:N", title=None), color=alt.Color("check:N"))
+    rate = base.mark_point(filled=True, size=80).encode(
+        x=alt.X("rate:Q", title="share of blocks where the gate failed", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["check", "arm", "blocks", "block_rounds", "fails", alt.Tooltip("measured_effect:Q", format=".3f"),
+                 alt.Tooltip("cpu_s_ratio:Q", format=".3f")],
+    )
+    interval = base.mark_rule(strokeWidth=2).encode(x="rate_low:Q", x2="rate_high:Q")
+    return (interval + rate).properties(
+        width=360, height=40 * max(len(frame), 1), title="Gate calibration: false alarms and power, Wilson 95%"
     )
 
 
@@ -62,33 +76,39 @@ def fidelity_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 def gates_chart(frame: pd.DataFrame) -> alt.Chart:
-    """Each arm's paired ratio to the baseline (dot) against the A/A band (bar); colour = gate status."""
+    """Each arm's paired ratio to the baseline (dot) with its interval at the stopping look (line),
+    against the tolerance band (gray); colour = gate status."""
     shown = frame.dropna(subset=["ratio"]).copy()
+    shown["band_low"], shown["band_high"] = 1 - shown["tolerance"], 1 / (1 - shown["tolerance"])
     base = alt.Chart(shown).encode(y=alt.Y("arm:N", title=None))
     band = base.mark_bar(opacity=0.25, color="gray", size=14).encode(
         x=alt.X("band_low:Q", title="oriented ratio to baseline (>1 = better)", scale=alt.Scale(type="log")),
         x2="band_high:Q",
     )
+    interval = base.mark_rule(strokeWidth=2).encode(x="ci_low:Q", x2="ci_high:Q")
     ratio = base.mark_point(filled=True, size=70).encode(
         x="ratio:Q",
         color=alt.Color(
             "status:N",
-            scale=alt.Scale(domain=["pass", "fail", "ungateable"], range=["#2ca02c", "#d62728", "#7f7f7f"]),
+            scale=alt.Scale(
+                domain=["pass", "fail", "inconclusive", "ungateable"],
+                range=["#2ca02c", "#d62728", "#ff7f0e", "#7f7f7f"],
+            ),
         ),
         tooltip=[
             "arm",
             "metric",
-            "pairs",
+            "rounds_used",
             alt.Tooltip("ratio:Q", format=".3f"),
-            alt.Tooltip("spread:Q", format=".3f"),
+            alt.Tooltip("mde:Q", format=".4f"),
             "status",
         ],
     )
     return (
-        (band + ratio)
+        (band + interval + ratio)
         .properties(width=300, height=24 * max(shown["arm"].nunique(), 1))
         .facet(facet=alt.Facet("metric:N", title=None), columns=2)
-        .properties(title=f"Gates vs {frame['baseline'].iloc[0] if len(frame) else '?'}: ratio and A/A band")
+        .properties(title=f"Gates vs {frame['baseline'].iloc[0] if len(frame) else '?'}: ratio, interval, tolerance")
     )
 
 
@@ -121,7 +141,7 @@ def agent_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 def pareto_frame(builds: pd.DataFrame, bench: pd.DataFrame, fidelity: pd.DataFrame) -> pd.DataFrame:
-    """One row per arm: its build's bits per weight, median clean decode tok/s, and fidelity."""
+    """One row per arm: its build's bits per weight, median clean warm decode tok/s, and fidelity."""
     decode = (
         bench[bench["status"] == "ok"].groupby("arm")["decode_tok_s"].median().rename("decode_tok_s_median")
     )
@@ -305,7 +325,8 @@ def kernels_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 CHARTS = {
-    "bench": bench_chart,
+    "warm": warm_chart,
+    "validity": validity_chart,
     "fidelity": fidelity_chart,
     "gates": gates_chart,
     "agent_summary": agent_chart,

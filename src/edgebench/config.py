@@ -96,6 +96,11 @@ def check_cross_fields(config: dict) -> None:
     for name in [*config["gates"]["metrics"], config["bench"]["straggler_metric"]]:
         if name not in METRICS:
             raise ConfigError(f"config: metric {name!r} is not in the registry ({sorted(METRICS)})")
+    if METRICS[config["bench"]["straggler_metric"]].measured != "cold":
+        raise ConfigError(
+            f"config.bench.straggler_metric: {config['bench']['straggler_metric']!r} is a warm metric; "
+            "the straggler rule judges cold reps"
+        )
     baseline = config["gates"]["baseline"]
     if baseline not in config["arms"] or not config["arms"][baseline]["bench"]:
         raise ConfigError(f"config.gates.baseline: {baseline!r} is not an arm with bench: true")
@@ -113,24 +118,30 @@ def check_calibration(config: dict) -> None:
     if not cal:
         return
     arms = config["arms"]
-    for key in ("baseline", "twin", "injected"):
-        if cal[key] not in arms:
-            raise ConfigError(f"config.calibration.{key}: {cal[key]!r} is not an arm")
-    if cal["metric"] not in METRICS:
-        raise ConfigError(f"config.calibration.metric: {cal['metric']!r} is not in the registry")
+    for key, name in [("baseline", cal["baseline"]), ("twin", cal["twin"])] + [
+        ("injected", a) for a in cal["injected"]
+    ]:
+        if name not in arms:
+            raise ConfigError(f"config.calibration.{key}: {name!r} is not an arm")
+    if cal["metric"] not in METRICS or METRICS[cal["metric"]].measured != "warm":
+        raise ConfigError(f"config.calibration.metric: {cal['metric']!r} is not a warm metric of the registry")
+    if not arms[cal["baseline"]]["bench"]:
+        raise ConfigError(f"config.calibration.baseline: {cal['baseline']!r} must have bench: true")
     same = {k: v for k, v in arms[cal["baseline"]].items() if k not in ("bench", "fidelity")}
     twin = {k: v for k, v in arms[cal["twin"]].items() if k not in ("bench", "fidelity")}
     if same != twin:
         raise ConfigError(
             f"config.calibration.twin: {cal['twin']!r} must match {cal['baseline']!r} but its name"
         )
-    injected = arms[cal["injected"]]
-    if injected["engine"] != "vllm" or injected["inject_slowdown"] <= 0:
-        raise ConfigError(
-            f"config.calibration.injected: {cal['injected']!r} must be a vllm arm with inject_slowdown > 0"
-        )
-    if len(set(cal[k] for k in ("baseline", "twin", "injected"))) != 3:
-        raise ConfigError("config.calibration: baseline, twin and injected must be three different arms")
+    for name in cal["injected"]:
+        injected = arms[name]
+        if injected["engine"] != "vllm" or injected["inject_slowdown"] <= 0:
+            raise ConfigError(
+                f"config.calibration.injected: {name!r} must be a vllm arm with inject_slowdown > 0"
+            )
+    names = [cal["baseline"], cal["twin"], *cal["injected"]]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"config.calibration: baseline, twin and injected must be different arms, got {names}")
 
 
 def load_config(path: str | Path) -> dict:

@@ -18,14 +18,17 @@ class Metric:
     unit: str
     direction: Direction
     description: str
+    measured: Literal["warm", "cold"] = "cold"  # warm session samples, or fresh-process cold reps
 
 
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
-        Metric("prefill_tok_s", "tok/s", "higher", "pp512: prompt tokens per second of a 512-token prefill"),
-        Metric("decode_tok_s", "tok/s", "higher", "tg128: generated tokens per second, EOS ignored"),
-        Metric("ttft_s", "s", "lower", "time to first token of the pp512 prompt"),
+        Metric(
+            "prefill_tok_s", "tok/s", "higher", "pp512: prompt tokens per second of a 512-token prefill", "warm"
+        ),
+        Metric("decode_tok_s", "tok/s", "higher", "tg128: generated tokens per second, EOS ignored", "warm"),
+        Metric("ttft_s", "s", "lower", "time to first token of the first pp512 prompt a fresh process serves"),
         Metric("ready_s", "s", "lower", "process start (imports included) to the first servable token"),
         Metric("import_s", "s", "lower", "time spent importing the engine inside the rep process"),
         Metric(
@@ -34,6 +37,10 @@ METRICS: dict[str, Metric] = {
         Metric("rss_anon_filled_ctx_mb", "MiB", "lower", "RssAnon summed after a prompt filling the context"),
     ]
 }
+
+
+WARM_METRICS = tuple(name for name, m in METRICS.items() if m.measured == "warm")
+COLD_METRICS = tuple(name for name, m in METRICS.items() if m.measured == "cold")
 
 
 def metric(name: str) -> Metric:

@@ -140,3 +140,39 @@ def tree_cpu_ticks(pid: int, pids: list[int] | None = None) -> int:
         if stat is not None:
             total += stat.utime + stat.stime + stat.cutime + stat.cstime
     return total
+
+
+def parse_schedstat(text: str) -> tuple[int, int]:
+    """(run time ns, run-queue wait ns) from /proc/PID/task/TID/schedstat."""
+    run_ns, wait_ns, *_ = text.split()
+    return int(run_ns), int(wait_ns)
+
+
+def tree_runqueue_wait_ns(pids: list[int]) -> int:
+    """Run-queue wait summed over every thread of the given processes (threads that ended drop out)."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for task in tasks:
+            try:
+                total += parse_schedstat((task / "schedstat").read_text())[1]
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                continue
+    return total
+
+
+def set_tree_affinity(pids: list[int], cores: list[int]) -> None:
+    """Pin every thread of the given processes to `cores` (threads keep their own mask otherwise)."""
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        for task in tasks:
+            try:
+                os.sched_setaffinity(int(task.name), cores)
+            except (ProcessLookupError, OSError):
+                continue

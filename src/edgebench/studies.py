@@ -1,27 +1,31 @@
-"""Which arms run in which rotated chain: the benchmark study and the calibration study."""
+"""Which arms each study measures: cold reps in a rotated chain, and the warm session."""
 
 from __future__ import annotations
 
 from edgebench.schedule import Slot, schedule
 
-STUDIES = ("bench", "calibration")
+STUDIES = ("bench",)
 
 
 def study_plan(config: dict, study: str) -> tuple[list[str], int]:
-    """(arms in config order, rounds) of a study."""
+    """(arms in config order, rounds) of the cold-rep study."""
     if study == "bench":
         return [a for a, spec in config["arms"].items() if spec["bench"]], int(config["bench"]["rounds"])
-    if study == "calibration":
-        cal = config.get("calibration")
-        if not cal:
-            raise KeyError("config has no calibration section")
-        return [cal["baseline"], cal["twin"], cal["injected"]], int(cal["rounds"])
     raise KeyError(f"unknown study {study!r}; known: {STUDIES}")
 
 
 def study_schedule(config: dict, study: str) -> list[Slot]:
     arms, rounds = study_plan(config, study)
     return schedule(arms, rounds)
+
+
+def session_arms(config: dict) -> list[str]:
+    """Arms of the warm session: every benchmarked arm plus the calibration twin and injected arms."""
+    arms = [a for a, spec in config["arms"].items() if spec["bench"]]
+    cal = config.get("calibration")
+    if cal:
+        arms += [a for a in [cal["twin"], *cal["injected"]] if a not in arms]
+    return arms
 
 
 def rep_path(study: str, arm: str, rep: int) -> str:

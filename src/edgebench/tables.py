@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from edgebench.metrics import METRICS
+from edgebench.metrics import COLD_METRICS, WARM_METRICS
 from edgebench.provenance import PROVENANCE_COLUMNS
 
 STATUSES = ("ok", "failed", "contended", "retracted")
@@ -28,7 +28,21 @@ ROW_COLUMNS = (
 )
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "bench": (*ROW_COLUMNS, "study", "round", "stolen_frac", "attempt", *METRICS),
+    "bench": (*ROW_COLUMNS, "study", "round", "stolen_frac", "attempt", *COLD_METRICS),
+    "warm": (
+        *ROW_COLUMNS,
+        "round",
+        "round_order",
+        "seed",
+        "stolen_frac",
+        "cpu_s",
+        "runqueue_wait_s",
+        "steal_s",
+        "idle_engines_cpu_s",
+        "prefill_s",
+        "decode_s",
+        *WARM_METRICS,
+    ),
     "fidelity": (
         *ROW_COLUMNS,
         "positions",

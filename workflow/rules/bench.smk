@@ -1,5 +1,5 @@
 rule bench_rep:
-    """One rep in a fresh process. Reps chain in the rotated schedule of their study, and each
+    """One cold rep in a fresh process. Reps chain in the rotated schedule of their study, and each
     claims every core plus the global bench_slot, so no other job runs beside a timing job.
     """
     input:
@@ -22,7 +22,9 @@ rule bench_rep:
             "bench/guard.py",
             "bench/worker.py",
             "bench/prompts.py",
+            "bench/spec.py",
             "buildconfig.py",
+            "models/buildinfo.py",
             "engines",
             "procfs.py",
             "metrics.py",
@@ -32,6 +34,62 @@ rule bench_rep:
         ),
     script:
         "../scripts/bench_rep.py"
+
+
+rule warm_session:
+    """Warm throughput: every session arm's engine resident in its own process, sampled in
+    randomized interleaved rounds. Claims every core and the bench_slot, like a cold rep.
+    """
+    input:
+        builds=get_session_build_jsons,
+    output:
+        "results/raw/warm/samples.parquet",
+    log:
+        "results/logs/warm/session.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        code=code_digest(
+            "bench/warm.py",
+            "bench/session.py",
+            "bench/resident.py",
+            "bench/runner.py",
+            "bench/guard.py",
+            "bench/prompts.py",
+            "bench/spec.py",
+            "buildconfig.py",
+            "models/buildinfo.py",
+            "engines",
+            "procfs.py",
+            "studies.py",
+            *COMMON_CODE,
+        ),
+    script:
+        "../scripts/warm_session.py"
+
+
+rule warm_table:
+    input:
+        "results/raw/warm/samples.parquet",
+    output:
+        report(
+            "results/tables/warm.parquet",
+            caption="../report/warm_table.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/tables/warm.log",
+    conda:
+        ENV_FILE
+    params:
+        table="warm",
+        retractions=RETRACTIONS,
+        code=code_digest("retractions.py", *COMMON_CODE),
+    script:
+        "../scripts/join_table.py"
 
 
 rule study_table:
@@ -58,7 +116,8 @@ rule study_table:
 
 rule compare_and_gates:
     input:
-        "results/tables/bench.parquet",
+        cold="results/tables/bench.parquet",
+        warm="results/tables/warm.parquet",
     output:
         compare=report(
             "results/tables/compare.parquet",
@@ -76,14 +135,14 @@ rule compare_and_gates:
         ENV_FILE
     params:
         gates=config["gates"],
-        code=code_digest("bench/compare.py", "metrics.py", *COMMON_CODE),
+        code=code_digest("bench/compare.py", "stats.py", "metrics.py", *COMMON_CODE),
     script:
         "../scripts/compare_and_gates.py"
 
 
 rule validity:
     input:
-        "results/tables/calibration.parquet",
+        "results/tables/warm.parquet",
     output:
         report(
             "results/tables/validity.parquet",
@@ -97,9 +156,13 @@ rule validity:
     params:
         gates=config["gates"],
         calibration=config.get("calibration", {}),
-        reps=config["bench"]["rounds"],
+        effects=get_injected_effects,
         code=code_digest(
-            "bench/validity.py", "bench/compare.py", "metrics.py", *COMMON_CODE
+            "bench/validity.py",
+            "bench/compare.py",
+            "stats.py",
+            "metrics.py",
+            *COMMON_CODE,
         ),
     script:
         "../scripts/validity.py"

@@ -20,7 +20,7 @@ rule builds_table:
 rule pareto_chart:
     input:
         builds="results/tables/builds.parquet",
-        bench="results/tables/bench.parquet",
+        bench="results/tables/warm.parquet",
         fidelity="results/tables/fidelity.parquet",
     output:
         png=report(

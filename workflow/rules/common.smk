@@ -9,8 +9,10 @@ from edgebench.config import ConfigError, validate_config
 from edgebench.items.roadmap import load_roadmap
 from edgebench.retractions import load_retractions
 from edgebench.provenance import digest_files
-from edgebench.studies import rep_path, study_plan, study_schedule
+from edgebench.studies import rep_path, session_arms, study_plan, study_schedule
 
+# Diagnostics (memory ledger, import profile, kernel study) run when the config has the section.
+DIAGNOSTICS = "diagnostics" in config
 # Validate before any job runs: a wrong key or value stops here with a message naming it.
 config = validate_config(config)
 
@@ -34,7 +36,7 @@ ENV_FILE = "../envs/edgebench.yaml"
 
 wildcard_constraints:
     item="[A-Za-z0-9_-]+",
-    study="bench|calibration",
+    study="bench",
     engine="vllm|hf|llamacpp",
     label="[A-Za-z0-9_.-]+",
     build="[a-z0-9][a-z0-9_.-]*",
@@ -97,6 +99,20 @@ def get_study_reps(wildcards):
     return [rep_path(wildcards.study, arm, r) for arm in arms for r in range(rounds)]
 
 
+def get_session_build_jsons(wildcards):
+    """One build.json per build the warm session's arms load."""
+    builds = sorted({config["arms"][arm]["build"] for arm in session_arms(config)})
+    return [build_json(build) for build in builds]
+
+
+def get_injected_effects(wildcards):
+    """Configured throughput loss of each injected calibration arm."""
+    return {
+        arm: config["arms"][arm]["inject_slowdown"]
+        for arm in config["calibration"]["injected"]
+    }
+
+
 def get_fidelity_rows(wildcards):
     return [f"results/raw/fidelity/{arm}/summary.parquet" for arm in fidelity_arms()]
 
@@ -128,7 +144,7 @@ def get_item_inputs(wildcards):
     """Exactly the raw rows an item's verdict needs: its arms' reps, fidelity rows or trials."""
     item = ITEMS[wildcards.item]
     table, arms = item["starts_from"]["table"], item["starts_from"]["arms"]
-    if table in ("bench", "calibration"):
+    if table == "bench":
         study_arms, rounds = study_plan(config, table)
         missing = [a for a in arms if a not in study_arms]
         if missing:
@@ -174,12 +190,13 @@ def get_memory_ledgers(wildcards):
 def get_final_output():
     charts = [
         f"results/charts/{name}.{ext}"
-        for name in ("bench", "fidelity", "gates")
+        for name in ("warm", "fidelity", "gates")
         for ext in ("png", "svg", "html")
     ]
-    tables = ["bench", "fidelity", "compare", "gates"]
+    tables = ["bench", "warm", "fidelity", "compare", "gates"]
     if config.get("calibration"):
         tables.append("validity")
+        charts += [f"results/charts/validity.{ext}" for ext in ("png", "svg", "html")]
     if config.get("agent"):
         tables += ["agent_trials", "agent_summary"]
         charts += [
@@ -191,18 +208,19 @@ def get_final_output():
         for name in ("pareto", "fidelity_positions", "fidelity_ranking")
         for ext in ("png", "svg", "html")
     ]
-    tables += [
-        "memory_ledger",
-        "imports",
-        "import_summary",
-        "kernels",
-        "decode_attribution",
-    ]
-    charts += [
-        f"results/charts/{name}.{ext}"
-        for name in ("memory_ledger", "imports", "kernels")
-        for ext in ("png", "svg", "html")
-    ]
+    if DIAGNOSTICS:
+        tables += [
+            "memory_ledger",
+            "imports",
+            "import_summary",
+            "kernels",
+            "decode_attribution",
+        ]
+        charts += [
+            f"results/charts/{name}.{ext}"
+            for name in ("memory_ledger", "imports", "kernels")
+            for ext in ("png", "svg", "html")
+        ]
     checks = ["results/checks/retracted_figures.txt"]
     if ITEMS:
         tables.append("verdicts")

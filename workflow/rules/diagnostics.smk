@@ -100,7 +100,7 @@ rule decode_attribution:
     """One decode step's GEMM time (sum over layers, batch 1) against the arm's measured step."""
     input:
         kernels="results/tables/kernels.parquet",
-        bench="results/tables/bench.parquet",
+        bench="results/tables/warm.parquet",
         model=build_json("reference"),
     output:
         "results/tables/decode_attribution.parquet",

@@ -18,7 +18,7 @@ rule chart:
     log:
         "results/logs/charts/{name}.log",
     wildcard_constraints:
-        name="bench|fidelity|gates|agent_summary|fidelity_positions|memory_ledger|imports|kernels",
+        name="warm|validity|fidelity|gates|agent_summary|fidelity_positions|memory_ledger|imports|kernels",
     conda:
         ENV_FILE
     params:

@@ -1,15 +1,8 @@
-"""Paired comparisons and spread-derived gates (measurement rule 6).
+"""Paired comparisons and gates (measurement rule 6), on warm samples or cold reps alike.
 
-Ratios are oriented with the metric registry so that > 1 always means "candidate better".
-Comparisons pair reps of the same round, so slow drift of the machine cancels.
-
-Gate band method: for each of the two arms, the A/A spread is max/min - 1 over its clean reps
-(the widest disagreement of the arm with itself). The band is [1/(1+s), 1+s] with s the larger of
-the two spreads. If s exceeds the configured limit the gate is `ungateable`; otherwise it `fail`s
-when the paired ratio falls below the band and `pass`es otherwise.
-
-Fewer than MIN_PAIRS paired rounds judge nothing: a bootstrap over one ratio has zero width, so a
-single pair would look certain. Such rows say `too few pairs` (compare) or `ungateable` (gates).
+Ratios are oriented with the metric registry so that > 1 always means "candidate better". A pair is
+the two arms' clean values in the same round, so drift of the machine cancels; the statistics
+(t-intervals, group-sequential looks, TOST, minimum detectable effect) live in `edgebench.stats`.
 """
 
 from __future__ import annotations
@@ -19,111 +12,96 @@ import math
 import numpy as np
 import pandas as pd
 
-from edgebench.metrics import metric, ratio_oriented
+from edgebench.metrics import metric
+from edgebench.stats import gate_outcome, minimum_detectable_effect, paired_estimate, sequential_paired
 
 CLEAN = "ok"
-MIN_PAIRS = 2
 
 
-def clean_reps(frame: pd.DataFrame, arm: str, name: str) -> pd.Series:
-    """Values of one metric for an arm's clean reps, indexed by round (last attempt per round)."""
+def clean_values(frame: pd.DataFrame, arm: str, name: str) -> pd.Series:
+    """One metric's clean values of an arm, indexed by round (the last attempt of a round)."""
     rows = frame[(frame["arm"] == arm) & (frame["status"] == CLEAN) & frame[name].notna()]
-    rows = rows.sort_values("attempt").drop_duplicates("round", keep="last")
-    return rows.set_index("round")[name].astype(float)
+    if "attempt" in rows:
+        rows = rows.sort_values("attempt")
+    rows = rows.drop_duplicates("round", keep="last")
+    return rows.set_index("round")[name].astype(float).sort_index()
 
 
-def paired_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
-    """Oriented candidate/baseline ratios from rounds where both arms have a clean rep."""
-    base, cand = clean_reps(frame, baseline, name), clean_reps(frame, candidate, name)
+def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
+    """Oriented log(candidate/baseline) of every round where both arms are clean, in round order."""
+    base, cand = clean_values(frame, baseline, name), clean_values(frame, candidate, name)
     rounds = sorted(set(base.index) & set(cand.index))
-    return np.array([ratio_oriented(name, cand[r], base[r]) for r in rounds], dtype=float)
+    logs = np.log(cand[rounds].to_numpy() / base[rounds].to_numpy())
+    return logs if metric(name).direction == "higher" else -logs
 
 
-def geometric_mean(values: np.ndarray) -> float:
-    return float(np.exp(np.mean(np.log(values)))) if len(values) else float("nan")
+def planned_rounds(frame: pd.DataFrame) -> int:
+    return int(frame["round"].max()) + 1 if len(frame) else 0
 
 
-def bootstrap_ci(values: np.ndarray, resamples: int = 2000, level: float = 0.95, seed: int = 0):
-    """Percentile bootstrap interval of the geometric mean of ratios."""
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    logs = np.log(values)
-    means = logs[rng.integers(0, len(logs), size=(resamples, len(logs)))].mean(axis=1)
-    alpha = (1 - level) / 2
-    return float(np.exp(np.quantile(means, alpha))), float(np.exp(np.quantile(means, 1 - alpha)))
-
-
-def aa_spread(values: pd.Series | np.ndarray) -> float:
-    """max/min - 1 over repeated measurements of one arm; NaN with fewer than two."""
-    values = np.asarray(values, dtype=float)
-    if len(values) < 2 or np.min(values) <= 0:
-        return float("nan")
-    return float(np.max(values) / np.min(values) - 1)
-
-
-def paired_spread(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> float:
-    """The larger A/A spread of the two arms; NaN when either lacks two clean reps (ungateable)."""
-    return float(
-        np.max([aa_spread(clean_reps(frame, baseline, name)), aa_spread(clean_reps(frame, candidate, name))])
-    )
-
-
-def gate_status(ratio: float, spread: float, max_spread: float, pairs: int = MIN_PAIRS) -> str:
-    if pairs < MIN_PAIRS or math.isnan(spread) or math.isnan(ratio) or spread > max_spread:
-        return "ungateable"
-    return "fail" if ratio < 1 / (1 + spread) else "pass"
-
-
-def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], resamples: int = 2000) -> list[dict]:
-    """One row per (candidate arm, metric): paired ratio vs the baseline with a bootstrap CI."""
+def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str]) -> list[dict]:
+    """One row per (candidate arm, metric): geometric-mean paired ratio with its 95% t-interval."""
     rows = []
     for candidate in sorted(set(frame["arm"]) - {baseline}):
         for name in metrics:
-            ratios = paired_ratios(frame, name, baseline, candidate)
-            low, high = bootstrap_ci(ratios, resamples)
-            if len(ratios) < MIN_PAIRS:
-                verdict = "too few pairs" if len(ratios) else "no clean pairs"
-                low = high = float("nan")
+            logs = paired_log_ratios(frame, name, baseline, candidate)
+            est = paired_estimate(logs)
+            if est.n < 2:
+                verdict = "too few pairs" if est.n else "no clean pairs"
             else:
-                verdict = "better" if low > 1 else "worse" if high < 1 else "not significant"
+                verdict = "better" if est.ci_low > 1 else "worse" if est.ci_high < 1 else "not significant"
             rows.append(
                 {
                     "baseline": baseline,
                     "arm": candidate,
                     "metric": name,
                     "direction": metric(name).direction,
-                    "pairs": len(ratios),
-                    "ratio": geometric_mean(ratios),
-                    "ci_low": low,
-                    "ci_high": high,
+                    "measured": metric(name).measured,
+                    "rounds": est.n,
+                    "ratio": est.ratio,
+                    "ci_low": est.ci_low,
+                    "ci_high": est.ci_high,
+                    "sd_log": est.sd_log,
+                    "mde": minimum_detectable_effect(est.sd_log, est.n),
                     "verdict": verdict,
-                    "method": f"geomean of within-round oriented ratios, {resamples}-sample bootstrap 95% CI",
+                    "method": "geometric mean of within-round oriented ratios, Student-t 95% interval",
                 }
             )
     return rows
 
 
-def gate_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], max_spread: float) -> list[dict]:
-    """One row per (candidate arm, metric): A/A band, paired ratio, pass | fail | ungateable."""
-    rows = []
-    for candidate in sorted(set(frame["arm"]) - {baseline}):
-        for name in metrics:
-            ratios = paired_ratios(frame, name, baseline, candidate)
-            spread = paired_spread(frame, name, baseline, candidate)
-            ratio = geometric_mean(ratios)
-            rows.append(
-                {
-                    "baseline": baseline,
-                    "arm": candidate,
-                    "metric": name,
-                    "pairs": len(ratios),
-                    "spread": spread,
-                    "band_low": 1 / (1 + spread) if not math.isnan(spread) else float("nan"),
-                    "band_high": 1 + spread if not math.isnan(spread) else float("nan"),
-                    "max_spread": max_spread,
-                    "ratio": ratio,
-                    "status": gate_status(ratio, spread, max_spread, len(ratios)),
-                }
-            )
-    return rows
+def gate_row(frame: pd.DataFrame, baseline: str, candidate: str, name: str, gates: dict) -> dict:
+    """Sequential gate of one candidate on one metric: pass | fail | inconclusive | ungateable."""
+    logs = paired_log_ratios(frame, name, baseline, candidate)
+    tolerance = float(gates["tolerance"])
+    result = sequential_paired(logs, tolerance, int(gates["look_every"]), max(planned_rounds(frame), 2))
+    return {
+        "baseline": baseline,
+        "arm": candidate,
+        "metric": name,
+        "measured": metric(name).measured,
+        "pairs": len(logs),
+        "rounds_used": result.rounds_used,
+        "looks": result.looks_taken,
+        "looks_planned": result.looks_planned,
+        "ratio": result.ratio,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "sd_log": result.sd_log,
+        "mde": result.mde,
+        "tolerance": tolerance,
+        "decision": result.decision,
+        "status": gate_outcome(result, tolerance),
+    }
+
+
+def gate_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], gates: dict) -> list[dict]:
+    return [
+        gate_row(frame, baseline, candidate, name, gates)
+        for candidate in sorted(set(frame["arm"]) - {baseline})
+        for name in metrics
+    ]
+
+
+def cv(values: pd.Series) -> float:
+    return float(np.std(values, ddof=1) / np.mean(values)) if len(values) > 1 else math.nan

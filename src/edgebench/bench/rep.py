@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import statistics
-from pathlib import Path
 
 import pandas as pd
 
 from edgebench.bench.runner import run_worker
-from edgebench.buildconfig import model_config
+from edgebench.bench.spec import engine_spec
 from edgebench.metrics import metric
-from edgebench.models.buildinfo import read_build_json
 from edgebench.rows import arm_row
 from edgebench.studies import study_schedule
 
@@ -46,18 +44,11 @@ def run_attempt(
     config: dict, study: str, arm_name: str, rep: int, build_dir: str, code_digest: str, attempt: int
 ):
     bench = config["bench"]
-    arm = config["arms"][arm_name]
     slot = slot_of(config, study, arm_name, rep)
     row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot.order_position)
-    read_build_json(Path(build_dir))  # a clear error if the build folder holds garbage
-    vocab_size = int(model_config(build_dir)["vocab_size"])
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
     spec = {
-        "engine": arm["engine"],
-        "build_dir": str(Path(build_dir).resolve()),
-        "arm": arm,
-        "vocab_size": vocab_size,
-        "bench": bench,
+        **engine_spec(config, arm_name, build_dir),
         "fault": next(
             (
                 f

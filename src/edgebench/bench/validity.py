@@ -1,74 +1,90 @@
-"""Calibration of the harness: how often the gate cries wolf (A/A) and how often it sees a known,
-injected slowdown (power), at the study's rep count.
+"""Calibration of the gate in the study itself: its false-alarm rate on an A/A twin and its power
+against injected throughput losses (a sleep and a busy-wait), each over disjoint blocks of rounds of
+the warm session, with Wilson intervals.
 
-Both rates are estimated by re-running the gate on every subset of `reps` rounds (or a seeded
-sample of subsets when there are many) drawn from the calibration chain's rounds.
+Every block runs the same sequential gate the study uses, with the block as its maximum, so the
+rates describe a gate at `block_rounds` rounds (the study's own gates see more rounds, so they are at
+least as sensitive). All blocks share the same engine processes: a fixed per-process offset between
+the twins is not resampled by the blocks. It is reported (`whole_session_ratio` of the A/A row) and
+the pilot (`edgebench.bench.pilot`) measures its size across processes.
 """
 
 from __future__ import annotations
 
-import itertools
-import random
-
 import numpy as np
 import pandas as pd
 
-from edgebench.bench.compare import aa_spread, clean_reps, gate_rows, geometric_mean, paired_ratios
-
-MAX_SUBSETS = 500
-
-
-def round_subsets(rounds: list[int], reps: int, seed: int = 0) -> list[tuple[int, ...]]:
-    if reps > len(rounds):
-        raise ValueError(f"cannot draw subsets of {reps} reps from {len(rounds)} rounds")
-    combos = list(itertools.combinations(sorted(rounds), reps))
-    if len(combos) > MAX_SUBSETS:
-        combos = random.Random(seed).sample(combos, MAX_SUBSETS)
-    return combos
+from edgebench.bench.compare import clean_values, paired_log_ratios
+from edgebench.stats import gate_outcome, paired_estimate, sequential_paired, wilson_interval
 
 
-def gate_outcomes(
-    frame: pd.DataFrame, baseline: str, candidate: str, name: str, reps: int, max_spread: float
-):
-    """Gate status of `candidate` vs `baseline` on every subset of rounds."""
-    rounds = sorted(
-        set(frame.loc[frame["arm"] == baseline, "round"]) & set(frame.loc[frame["arm"] == candidate, "round"])
-    )
+def blocks_of(rounds: list[int], block_rounds: int) -> list[list[int]]:
+    """Disjoint consecutive blocks of `block_rounds` rounds; a short tail is left out."""
+    if block_rounds < 2:
+        raise ValueError(f"a block needs at least 2 rounds, got {block_rounds}")
+    rounds = sorted(rounds)
+    return [rounds[i : i + block_rounds] for i in range(0, len(rounds) - block_rounds + 1, block_rounds)]
+
+
+def block_outcomes(
+    frame: pd.DataFrame, baseline: str, candidate: str, name: str, block_rounds: int, gates: dict
+) -> list[str]:
+    """The gate's status on every disjoint block of rounds."""
+    rounds = sorted(set(frame["round"]))
+    tolerance = float(gates["tolerance"])
     outcomes = []
-    for subset in round_subsets(rounds, reps):
-        part = frame[frame["round"].isin(subset) & frame["arm"].isin([baseline, candidate])]
-        outcomes.append(gate_rows(part, baseline, [name], max_spread)[0]["status"])
+    for block in blocks_of(rounds, block_rounds):
+        part = frame[frame["round"].isin(block)]
+        logs = paired_log_ratios(part, name, baseline, candidate)
+        result = sequential_paired(logs, tolerance, min(int(gates["look_every"]), block_rounds), block_rounds)
+        outcomes.append(gate_outcome(result, tolerance))
     return outcomes
 
 
-def cv(values: pd.Series) -> float:
-    return float(np.std(values, ddof=1) / np.mean(values)) if len(values) > 1 else float("nan")
+def cpu_ratio(frame: pd.DataFrame, baseline: str, candidate: str) -> float:
+    """Geometric mean of within-round CPU-seconds ratios: a busy-wait raises it, a sleep does not."""
+    base, cand = clean_values(frame, baseline, "cpu_s"), clean_values(frame, candidate, "cpu_s")
+    rounds = sorted(set(base.index) & set(cand.index))
+    return float(np.exp(np.mean(np.log(cand[rounds].to_numpy() / base[rounds].to_numpy()))))
 
 
-def validity_rows(frame: pd.DataFrame, calibration: dict, max_spread: float, reps: int) -> list[dict]:
-    base, twin, slow, name = (calibration[k] for k in ("baseline", "twin", "injected", "metric"))
-    aa = gate_outcomes(frame, base, twin, name, reps, max_spread)
-    injected = gate_outcomes(frame, base, slow, name, reps, max_spread)
-    effect_ratio = geometric_mean(paired_ratios(frame, name, base, slow))
-    base_values = clean_reps(frame, base, name)
-    return [
-        {
-            "metric": name,
-            "baseline": base,
-            "reps": reps,
-            "rounds": int(frame["round"].nunique()),
-            "subsets": len(aa),
-            "effect": float(calibration["effect"]),
-            "measured_effect": 1 - effect_ratio,
-            "baseline_cv": cv(base_values),
-            "baseline_spread": aa_spread(base_values),
-            "max_spread": max_spread,
-            "false_alarm_rate": aa.count("fail") / len(aa) if aa else float("nan"),
-            "aa_ungateable_rate": aa.count("ungateable") / len(aa) if aa else float("nan"),
-            "power": injected.count("fail") / len(injected) if injected else float("nan"),
-            "injected_ungateable_rate": injected.count("ungateable") / len(injected)
-            if injected
-            else float("nan"),
-            "method": "gate re-run on every subset of `reps` calibration rounds",
-        }
+def validity_rows(frame: pd.DataFrame, calibration: dict, gates: dict, effects: dict[str, float]) -> list[dict]:
+    """One row for the A/A twin (false alarms) and one per injected arm (power)."""
+    base, name, block_rounds = calibration["baseline"], calibration["metric"], int(calibration["block_rounds"])
+    checks = [("false_alarm", calibration["twin"], 0.0)] + [
+        ("power", arm, effects[arm]) for arm in calibration["injected"]
     ]
+    rows = []
+    for kind, arm, effect in checks:
+        outcomes = block_outcomes(frame, base, arm, name, block_rounds, gates)
+        fails = outcomes.count("fail")
+        low, high = wilson_interval(fails, len(outcomes))
+        whole = paired_estimate(paired_log_ratios(frame, name, base, arm))
+        rows.append(
+            {
+                "check": kind,
+                "arm": arm,
+                "baseline": base,
+                "metric": name,
+                "effect": effect,
+                "blocks": len(outcomes),
+                "block_rounds": block_rounds,
+                "fails": fails,
+                "rate": fails / len(outcomes) if outcomes else float("nan"),
+                "rate_low": low,
+                "rate_high": high,
+                "passes": outcomes.count("pass"),
+                "inconclusive": outcomes.count("inconclusive"),
+                "ungateable": outcomes.count("ungateable"),
+                "tolerance": float(gates["tolerance"]),
+                "whole_session_rounds": whole.n,
+                "whole_session_ratio": whole.ratio,
+                "whole_session_ci_low": whole.ci_low,
+                "whole_session_ci_high": whole.ci_high,
+                "measured_effect": 1 - whole.ratio,
+                "sd_log": whole.sd_log,
+                "cpu_s_ratio": cpu_ratio(frame, base, arm),
+                "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval of the rate",
+            }
+        )
+    return rows

@@ -1,14 +1,14 @@
-"""One benchmark rep, run as `python -m edgebench.bench.worker SPEC OUT` in a fresh process.
+"""One cold rep, run as `python -m edgebench.bench.worker SPEC OUT` in a fresh process.
 
 The parent takes a timestamp before exec and passes it in, so ready_s counts interpreter start and
-imports (measurement rule 1). Timings are medians of `inner_iterations` runs after one warm-up.
+imports (measurement rule 1). Throughput is not measured here: it comes from resident engines in
+the warm session (`edgebench.bench.session`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -31,6 +31,8 @@ def inject_fault(fault: dict | None) -> None:
 
 
 def run_rep(spec: dict) -> dict:
+    """Cold metrics of one fresh process: imports, load to the first servable token, the first
+    pp512 request's TTFT, and RssAnon after a prompt that fills the context."""
     from edgebench.bench.prompts import synthetic_prompt
     from edgebench.engines import make_engine
     from edgebench.engines.base import apply_env
@@ -49,35 +51,13 @@ def run_rep(spec: dict) -> dict:
     inject_fault(spec.get("fault"))
     engine.generate(synthetic_prompt(8, vocab, seed=1), 1)  # first servable token
     ready_s = time.time() - t_parent
-
-    iterations = int(bench.get("inner_iterations", 3))
-    pp, n_decode = int(bench["prefill_tokens"]), int(bench["decode_tokens"])
-    short = synthetic_prompt(16, vocab, seed=2)
-    # Warm-up at the measured shapes, never counted.
-    engine.generate(synthetic_prompt(pp, vocab, seed=3), 1)
-    engine.generate(short, n_decode)
-    ttfts, decodes = [], []
-    for i in range(iterations):
-        # A new prompt each time so no cache can serve it.
-        ttfts.append(_timed(engine.generate, synthetic_prompt(pp, vocab, seed=100 + i), 1))
-        first = _timed(engine.generate, short, 1)
-        total = _timed(engine.generate, short, n_decode)
-        decodes.append((n_decode - 1) / max(total - first, 1e-9))
-    ttft_s = statistics.median(ttfts)
+    ttft_s = _timed(engine.generate, synthetic_prompt(int(bench["prefill_tokens"]), vocab, seed=3), 1)
 
     filled = int(bench["max_model_len"]) - 2
     engine.generate(synthetic_prompt(filled, vocab, seed=4), 1)
     rss_filled = tree_rss_anon_mb(os.getpid())
     engine.close()
-    return {
-        "import_s": import_s,
-        "ready_s": ready_s,
-        "ttft_s": ttft_s,
-        "prefill_tok_s": pp / ttft_s,
-        "decode_tok_s": statistics.median(decodes),
-        "rss_anon_filled_ctx_mb": rss_filled,
-        "inner_iterations": iterations,
-    }
+    return {"import_s": import_s, "ready_s": ready_s, "ttft_s": ttft_s, "rss_anon_filled_ctx_mb": rss_filled}
 
 
 def main(argv: list[str]) -> int:

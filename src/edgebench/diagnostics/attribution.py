@@ -33,7 +33,7 @@ def decode_attribution(
     arms with no bench rows (calibration-only) are left out."""
     layers = int(model_config["num_hidden_layers"])
     ok = kernels[(kernels["status"] == "ok") & (kernels["m"] == 1)]
-    benched = bench[bench["study"] == "bench"]  # calibration-only arms have no rows here
+    benched = bench[bench["arm"].map(lambda a: bool(arms.get(a, {}).get("bench")))]  # not calibration arms
     clean = benched[benched["status"] == "ok"]
     rows = []
     for arm_name, arm in arms.items():

@@ -1,8 +1,10 @@
-"""A real, known slowdown inside vLLM's decode loop, for calibrating the harness (issue: power).
+"""A real, known throughput loss inside vLLM's decode loop, for calibrating the harness.
 
-A logits processor runs once per engine step in the model-holding process. It sleeps `fraction`
-times the compute time of the step that just ran, so per-token latency grows by that fraction
-while everything else (imports, load, memory) stays the same.
+A logits processor runs once per engine step in the model-holding process. To lower decode
+throughput by `loss` (e.g. 0.05), every step is stretched by loss / (1 - loss) of the time since the
+previous step ended: the step period grows to 1 / (1 - loss) of its length, the rate falls to
+(1 - loss) of it. Two kinds: `sleep` (the core idles; invisible in CPU time) and `busy` (a spin on
+the clock; it shows in CPU-time metrics as well). Imports, load and memory stay the same.
 """
 
 from __future__ import annotations
@@ -12,13 +14,32 @@ import time
 
 from vllm.v1.sample.logits_processor import LogitsProcessor
 
-FRACTION_ENV = "EDGEBENCH_INJECT_SLOWDOWN"
+LOSS_ENV = "EDGEBENCH_INJECT_SLOWDOWN"
+KIND_ENV = "EDGEBENCH_INJECT_KIND"
+KINDS = ("sleep", "busy")
 MAX_STEP_S = 2.0  # a longer gap is idle time between requests, not a step
+
+
+def stretch_factor(loss: float) -> float:
+    """Extra time per unit of step time that lowers the rate by `loss`."""
+    if not 0 <= loss < 1:
+        raise ValueError(f"throughput loss must be in [0, 1), got {loss}")
+    return loss / (1 - loss)
+
+
+def busy_wait(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 class InjectedSlowdown(LogitsProcessor):
     def __init__(self, vllm_config, device, is_pin_memory) -> None:
-        self.fraction = float(os.environ.get(FRACTION_ENV, "0"))
+        self.factor = stretch_factor(float(os.environ.get(LOSS_ENV, "0")))
+        kind = os.environ.get(KIND_ENV, "sleep")
+        if kind not in KINDS:
+            raise ValueError(f"{KIND_ENV}={kind!r}; known: {KINDS}")
+        self.wait = time.sleep if kind == "sleep" else busy_wait
         self.last_end: float | None = None
 
     @classmethod
@@ -33,7 +54,7 @@ class InjectedSlowdown(LogitsProcessor):
 
     def apply(self, logits):
         now = time.perf_counter()
-        if self.fraction > 0 and self.last_end is not None and 0 < now - self.last_end < MAX_STEP_S:
-            time.sleep(self.fraction * (now - self.last_end))
+        if self.factor > 0 and self.last_end is not None and 0 < now - self.last_end < MAX_STEP_S:
+            self.wait(self.factor * (now - self.last_end))
         self.last_end = time.perf_counter()
         return logits

@@ -12,10 +12,13 @@ def vllm_env(arm: dict) -> dict[str, str]:
     env = {"VLLM_CPU_KVCACHE_SPACE": str(arm.get("kv_cache_gib", 1))}
     if arm.get("threads_bind", "auto") != "auto":
         env["VLLM_CPU_OMP_THREADS_BIND"] = str(arm["threads_bind"])
+    if arm.get("threads_bind") == "nobind":  # vLLM then sets no thread count: the arm's decides
+        env["OMP_NUM_THREADS"] = str(arm.get("threads", 2))
     if arm.get("int4_w4a8") is not None:
         env["VLLM_CPU_INT4_W4A8"] = "1" if arm["int4_w4a8"] else "0"
     if arm.get("inject_slowdown", 0) > 0:
         env["EDGEBENCH_INJECT_SLOWDOWN"] = str(arm["inject_slowdown"])
+        env["EDGEBENCH_INJECT_KIND"] = str(arm.get("inject_kind", "sleep"))
     return env
 
 

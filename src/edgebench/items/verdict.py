@@ -12,7 +12,7 @@ from edgebench.items.verify import METHODS
 from edgebench.retractions import apply_retractions
 from edgebench.tables import write_parquet_atomic, write_text_atomic
 
-VALUE_COLUMNS = ("ratio", "spread", "top1", "kl_mean", "median", "single_run_width", "power", "p_value")
+VALUE_COLUMNS = ("ratio", "rate", "mde", "top1", "kl_mean", "median", "single_run_width", "power", "p_value")
 
 
 def load_evidence(paths: list[str], table: str, retractions: list[dict]) -> pd.DataFrame:

@@ -9,16 +9,10 @@ import math
 
 import pandas as pd
 
-from edgebench.agent.stats import mcnemar_exact, wilson_interval
-from edgebench.bench.compare import (
-    aa_spread,
-    bootstrap_ci,
-    clean_reps,
-    gate_status,
-    geometric_mean,
-    paired_ratios,
-    paired_spread,
-)
+from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_rounds
+from edgebench.stats import gate_outcome, mcnemar_exact, sequential_paired, wilson_interval
+
+DEFAULT_TOLERANCE = 0.025
 
 
 def _usable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -26,62 +20,52 @@ def _usable(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
-    """Candidate (second arm) vs baseline (first arm): oriented paired ratio against the A/A band."""
+    """Candidate (second arm) vs baseline (first arm): the same sequential paired analysis as the
+    gates. better/worse when a bound excludes 1, same when shown within the tolerance (TOST);
+    undecided is `ungateable` when the noise floor (MDE) exceeds the tolerance, else inconclusive."""
     baseline, candidate = item["starts_from"]["arms"][:2]
     name = item["starts_from"]["metric"]
     frame = _usable(frame)
-    ratios = paired_ratios(frame, name, baseline, candidate)
-    spread = paired_spread(frame, name, baseline, candidate)
-    ratio = geometric_mean(ratios)
-    low, high = bootstrap_ci(ratios)
-    limit = item["verify"].get("max_spread", 0.10)
+    tolerance = float(item["verify"].get("tolerance", DEFAULT_TOLERANCE))
+    look_every = int(item["verify"].get("look_every", 2))
+    logs = paired_log_ratios(frame, name, baseline, candidate)
+    result = sequential_paired(logs, tolerance, look_every, max(planned_rounds(frame), 2))
     evidence = pd.DataFrame(
         [
             {
                 "baseline": baseline,
                 "candidate": candidate,
                 "metric": name,
-                "pairs": len(ratios),
-                "ratio": ratio,
-                "ci_low": low,
-                "ci_high": high,
-                "spread": spread,
-                "max_spread": limit,
+                "pairs": len(logs),
+                "rounds_used": result.rounds_used,
+                "looks": result.looks_taken,
+                "ratio": result.ratio,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "mde": result.mde,
+                "tolerance": tolerance,
+                "decision": result.decision,
             }
         ]
     )
-    if gate_status(ratio, spread, limit, len(ratios)) == "ungateable":
-        return "ungateable", evidence
-    band = 1 + spread
-    observed = "better" if low > 1 and ratio > band else "worse" if high < 1 and ratio < 1 / band else "same"
-    expected = item["expect"]["direction"]
-    if observed == "same" and expected != "same":
-        return "inconclusive", evidence
-    return ("confirmed" if observed == expected else "refuted"), evidence
+    if result.decision == "undecided":
+        return ("ungateable" if gate_outcome(result, tolerance) == "ungateable" else "inconclusive"), evidence
+    return ("confirmed" if result.decision == item["expect"]["direction"] else "refuted"), evidence
 
 
-def spread_gate(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
-    """Is the metric gateable at all on these arms? Spread of each arm's clean reps vs the limit."""
+def gateable(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Is the metric gateable on these arms: is the minimum detectable effect of each arm paired with
+    the first one, at the study's rounds, within the tolerance?"""
     name = item["starts_from"]["metric"]
-    limit = item["verify"].get("max_spread", 0.10)
-    rows = []
-    for arm in item["starts_from"]["arms"]:
-        values = clean_reps(_usable(frame), arm, name)
-        rows.append(
-            {
-                "arm": arm,
-                "metric": name,
-                "reps": len(values),
-                "spread": aa_spread(values),
-                "cv": float(values.std(ddof=1) / values.mean()) if len(values) > 1 else math.nan,
-                "max_spread": limit,
-            }
-        )
+    baseline, *others = item["starts_from"]["arms"]
+    settings = {"tolerance": item["verify"].get("tolerance", DEFAULT_TOLERANCE), "look_every": 2}
+    frame = _usable(frame)
+    rows = [gate_row(frame, baseline, other, name, settings) for other in others]
     evidence = pd.DataFrame(rows)
-    if evidence["spread"].isna().any():
+    if evidence["mde"].isna().any():
         return "inconclusive", evidence
-    gateable = bool((evidence["spread"] <= limit).all())
-    return ("confirmed" if gateable == (item["expect"]["direction"] == "gateable") else "refuted"), evidence
+    fits = bool((evidence["mde"] <= evidence["tolerance"]).all())
+    return ("confirmed" if fits == (item["expect"]["direction"] == "gateable") else "refuted"), evidence
 
 
 def fidelity_threshold(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
@@ -114,7 +98,7 @@ def metric_threshold(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame
     below = item["expect"]["direction"] == "below"
     rows, verdicts = [], []
     for arm in item["starts_from"]["arms"]:
-        values = clean_reps(_usable(frame), arm, name)
+        values = clean_values(_usable(frame), arm, name)
         if values.empty:
             verdicts.append("inconclusive")
         elif (values < threshold).all() or (values > threshold).all():
@@ -173,26 +157,18 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
 
 
 def calibration(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
-    """The gate's measured false-alarm rate and power against the verify thresholds."""
-    row = frame.iloc[0]
+    """The gate's measured false-alarm rate (A/A) and power (each injected loss) against the
+    verify thresholds, each rate with its Wilson interval in the evidence."""
     fa_max, power_min = item["verify"].get("false_alarm_max", 0.05), item["verify"].get("power_min", 0.9)
     evidence = frame[
-        [
-            "metric",
-            "reps",
-            "rounds",
-            "subsets",
-            "effect",
-            "measured_effect",
-            "baseline_cv",
-            "false_alarm_rate",
-            "power",
-            "aa_ungateable_rate",
-        ]
+        ["check", "arm", "metric", "effect", "blocks", "block_rounds", "fails", "rate", "rate_low", "rate_high",
+         "measured_effect", "cpu_s_ratio", "whole_session_ratio"]
     ].copy()
-    if row["aa_ungateable_rate"] == 1.0:
-        return "ungateable", evidence
-    holds = row["false_alarm_rate"] <= fa_max and row["power"] >= power_min
+    if (frame["blocks"] == 0).any():
+        return "inconclusive", evidence
+    false_alarms = frame.loc[frame["check"] == "false_alarm", "rate"]
+    power = frame.loc[frame["check"] == "power", "rate"]
+    holds = bool((false_alarms <= fa_max).all() and (power >= power_min).all())
     return ("confirmed" if holds else "refuted"), evidence
 
 
@@ -234,7 +210,7 @@ def _combine(verdicts: list[str]) -> str:
 
 METHODS = {
     "paired_ratio": paired_ratio,
-    "spread_gate": spread_gate,
+    "gateable": gateable,
     "fidelity_threshold": fidelity_threshold,
     "metric_threshold": metric_threshold,
     "mcnemar": mcnemar,

@@ -1,0 +1,103 @@
+"""A resident engine for warm throughput: `python -m edgebench.bench.resident SPEC`.
+
+The process loads one arm's engine once, warms it at the measured shapes, then answers commands, one
+JSON line each on stdin, with one JSON line on its protocol channel (the original stdout; the
+engine's own prints are sent to stderr so they cannot corrupt the protocol):
+
+- `{"op": "warmup"}`: a short uncounted generation, run after every switch of arm;
+- `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here;
+- `{"op": "exit"}`: close the engine and exit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from edgebench.bench.prompts import synthetic_prompt
+
+WARMUP_TOKENS = 8
+
+
+def _timed(fn, *args) -> float:
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+class ResidentArm:
+    """One loaded engine and the prompts of its samples (the same ids for every arm)."""
+
+    def __init__(self, spec: dict) -> None:
+        from edgebench.engines import make_engine
+
+        bench = spec["bench"]
+        self.vocab = int(spec["vocab_size"])
+        self.prefill_tokens = int(bench["prefill_tokens"])
+        self.decode_tokens = int(bench["decode_tokens"])
+        self.short = synthetic_prompt(16, self.vocab, seed=2)
+        self.engine = make_engine(spec["engine"])
+        self.engine.import_engine()
+        self.engine.load(spec["build_dir"], spec["arm"], int(bench["max_model_len"]))
+        # Warm-up at the measured shapes, never counted.
+        self.engine.generate(synthetic_prompt(self.prefill_tokens, self.vocab, seed=3), 1)
+        self.engine.generate(self.short, self.decode_tokens)
+
+    def warmup(self) -> dict:
+        return {"warmup_s": _timed(self.engine.generate, self.short, WARMUP_TOKENS)}
+
+    def sample(self, index: int) -> dict:
+        """pp512 on a prompt no cache can serve, then tg128 after a 16-token prompt; decode rate is
+        (n - 1) tokens over the time beyond the first token, as in the cold rep."""
+        start = time.time()
+        prompt = synthetic_prompt(self.prefill_tokens, self.vocab, seed=100_000 + index)
+        prefill_s = _timed(self.engine.generate, prompt, 1)
+        first_s = _timed(self.engine.generate, self.short, 1)
+        total_s = _timed(self.engine.generate, self.short, self.decode_tokens)
+        return {
+            "sample_start": start,
+            "prefill_s": prefill_s,
+            "decode_s": total_s - first_s,
+            "prefill_tok_s": self.prefill_tokens / prefill_s,
+            "decode_tok_s": (self.decode_tokens - 1) / max(total_s - first_s, 1e-9),
+        }
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def serve(spec: dict, commands, replies) -> None:
+    """Answer commands until `exit` or end of input; an engine error becomes an `error` reply."""
+    arm = ResidentArm(spec)
+    replies.write(json.dumps({"ready": True}) + "\n")
+    replies.flush()
+    for line in commands:
+        command = json.loads(line)
+        op = command["op"]
+        if op == "exit":
+            break
+        try:
+            reply = arm.warmup() if op == "warmup" else arm.sample(int(command["index"]))
+        except Exception as error:  # the row says why; the coordinator decides what follows
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+    arm.close()
+
+
+def main(argv: list[str]) -> int:
+    from edgebench.engines.base import apply_env
+
+    apply_env({})
+    with open(argv[0]) as handle:
+        spec = json.load(handle)
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # library prints go to the log, never into the protocol
+    serve(spec, sys.stdin, replies)
+    return 0
+
+
+if __name__ == "__main__":  # vLLM spawns workers: guard the entry point
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,207 @@
+"""Warm throughput session (measurement rule 3): resident engines sampled in randomized rounds.
+
+Every arm's engine is loaded once, in its own long-lived process (`edgebench.bench.resident`). Each
+round takes one sample per arm in a freshly shuffled order (seeded, recorded), each after an uncounted
+warm-up generation. Every sample becomes a row with the parent's own view of it: wall time, CPU time
+and run-queue wait of the arm's process tree, steal, the CPU the idle engines used meanwhile, and the
+contention guard's verdict. A dead or stuck arm turns into failed rows while the rounds go on.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from edgebench.bench.guard import stolen_fraction
+from edgebench.bench.runner import kill_tree
+from edgebench.engines.base import BASE_ENV
+from edgebench.procfs import CLOCK_TICKS, children_of, read_proc_stat, tree_cpu_ticks, tree_runqueue_wait_ns
+
+
+class ArmFailed(RuntimeError):
+    """The arm's process died, hung or answered with an engine error."""
+
+
+def _pin(cores: list[int]) -> None:
+    os.sched_setaffinity(0, cores)
+
+
+@dataclass
+class ArmProcess:
+    """One resident engine process and its line protocol."""
+
+    name: str
+    proc: subprocess.Popen
+    log_path: Path
+    error: str = ""
+    tree: list[int] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, name: str, spec: dict, cores: list[int], workdir: Path) -> ArmProcess:
+        slug = name.replace("/", "_")
+        spec_path, log_path = workdir / f"{slug}.json", workdir / f"{slug}.log"
+        spec_path.write_text(json.dumps(spec))
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "edgebench.bench.resident", str(spec_path)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env={**os.environ, **BASE_ENV},
+                text=True,
+                preexec_fn=functools.partial(_pin, cores),
+            )
+        return cls(name, proc, log_path)
+
+    @property
+    def alive(self) -> bool:
+        return not self.error
+
+    def wait_ready(self, timeout_s: float) -> None:
+        self._read(timeout_s)
+        self.tree = [self.proc.pid, *children_of(self.proc.pid)]
+
+    def request(self, command: dict, timeout_s: float) -> dict:
+        self.send(command)
+        return self.receive(timeout_s)
+
+    def send(self, command: dict) -> None:
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as error:
+            self._fail(f"cannot reach the arm process: {error}")
+
+    def receive(self, timeout_s: float) -> dict:
+        reply = self._read(timeout_s)
+        if "error" in reply:
+            raise ArmFailed(f"engine error: {reply['error']}")
+        return reply
+
+    def _read(self, timeout_s: float) -> dict:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
+        if not ready:
+            self._fail(f"no answer within {timeout_s:.0f} s")
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait()
+            self._fail(f"arm process exited with {self.proc.returncode}")
+        return json.loads(line)
+
+    def _fail(self, reason: str) -> None:
+        tail = self.log_path.read_text(errors="replace")[-1500:] if self.log_path.exists() else ""
+        self.error = f"{reason}; log tail:\n{tail}"
+        self.stop()
+        raise ArmFailed(self.error)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(json.dumps({"op": "exit"}) + "\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=60)
+            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
+                kill_tree(self.proc.pid)
+                self.proc.wait()
+
+
+def round_order(arms: list[str], seed: int, round_index: int) -> list[str]:
+    """A fresh random order per round, reproducible from (seed, round)."""
+    order = list(arms)
+    random.Random(f"{seed}:{round_index}").shuffle(order)
+    return order
+
+
+@dataclass
+class SessionSettings:
+    rounds: int
+    seed: int
+    cores: list[int]
+    timeout_s: float
+    contention_limit: float
+
+
+def measure_sample(arm: ArmProcess, idle: list[ArmProcess], index: int, settings: SessionSettings) -> dict:
+    """Warm-up, then one guarded sample; the parent's view of CPU, run-queue wait and steal."""
+    arm.request({"op": "warmup"}, settings.timeout_s)
+    idle_trees = [p for other in idle if other.alive for p in other.tree]
+    cpu_before, ticks_before = read_proc_stat(), tree_cpu_ticks(arm.proc.pid, arm.tree)
+    idle_before, wait_before = tree_cpu_ticks(0, idle_trees), tree_runqueue_wait_ns(arm.tree)
+    t0 = time.perf_counter()
+    reply = arm.request({"op": "sample", "index": index}, settings.timeout_s)
+    wall_s = time.perf_counter() - t0
+    cpu_after, ticks_after = read_proc_stat(), tree_cpu_ticks(arm.proc.pid, arm.tree)
+    own = ticks_after - ticks_before
+    steal = sum(cpu_after[c].steal - cpu_before[c].steal for c in settings.cores)
+    stolen = stolen_fraction(cpu_before, cpu_after, settings.cores, own, wall_s)
+    return {
+        **reply,
+        "wall_s": wall_s,
+        "cpu_s": own / CLOCK_TICKS,
+        "runqueue_wait_s": (tree_runqueue_wait_ns(arm.tree) - wait_before) / 1e9,
+        "steal_s": steal / CLOCK_TICKS,
+        "idle_engines_cpu_s": (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS,
+        "stolen_frac": stolen,
+        "status": "contended" if stolen > settings.contention_limit else "ok",
+    }
+
+
+def run_session(specs: dict[str, dict], settings: SessionSettings, workdir: Path, progress=print) -> list[dict]:
+    """Load every arm, run the rounds, stop every arm; one row per (arm, round)."""
+    arms: dict[str, ArmProcess] = {}
+    load_errors: dict[str, str] = {}
+    try:
+        for name, spec in specs.items():
+            t0 = time.time()
+            arms[name] = ArmProcess.start(name, spec, settings.cores, workdir)
+            try:
+                arms[name].wait_ready(settings.timeout_s)
+                progress(f"loaded {name} in {time.time() - t0:.1f} s (pid {arms[name].proc.pid})")
+            except ArmFailed as error:
+                load_errors[name] = f"load failed: {error}"
+                progress(f"{name} failed to load: {str(error)[:300]}")
+        return _run_rounds(arms, load_errors, settings, progress)
+    finally:
+        for arm in arms.values():
+            arm.stop()
+
+
+def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
+    rows = []
+    names = list(arms)
+    for round_index in range(settings.rounds):
+        order = round_order(names, settings.seed, round_index)
+        t_round = time.time()
+        for position, name in enumerate(order):
+            arm = arms[name]
+            row = {
+                "arm": name,
+                "round": round_index,
+                "order_position": position,
+                "round_order": json.dumps(order),
+                "seed": settings.seed,
+                "started_at": datetime.now(UTC).isoformat(),
+            }
+            if not arm.alive:
+                row.update(status="failed", error=load_errors.get(name) or arm.error)
+            else:
+                try:
+                    idle = [a for n, a in arms.items() if n != name]
+                    row.update(measure_sample(arm, idle, round_index, settings), error="")
+                except ArmFailed as error:
+                    row.update(status="failed", error=str(error))
+            rows.append(row)
+        progress(
+            f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
+            + ", ".join(f"{r['arm']} {r.get('decode_tok_s', float('nan')):.2f}" for r in rows[-len(order):])
+        )
+    return rows

@@ -1,0 +1,20 @@
+"""What a measuring process needs to know about its arm: one spec for cold reps and warm sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edgebench.buildconfig import model_config
+from edgebench.models.buildinfo import read_build_json
+
+
+def engine_spec(config: dict, arm_name: str, build_dir: str) -> dict:
+    """Engine, absolute build folder, arm options, vocabulary size and bench shapes of one arm."""
+    read_build_json(Path(build_dir))  # a clear error if the build folder holds garbage
+    return {
+        "engine": config["arms"][arm_name]["engine"],
+        "build_dir": str(Path(build_dir).resolve()),
+        "arm": config["arms"][arm_name],
+        "vocab_size": int(model_config(build_dir)["vocab_size"]),
+        "bench": config["bench"],
+    }

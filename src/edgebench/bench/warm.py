@@ -1,0 +1,53 @@
+"""The warm session as a job: specs for every session arm, the coordinator, provenance on each row."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from edgebench.bench.session import SessionSettings, run_session
+from edgebench.bench.spec import engine_spec
+from edgebench.rows import arm_row
+from edgebench.studies import session_arms
+
+
+def settings_from(config: dict) -> SessionSettings:
+    bench = config["bench"]
+    return SessionSettings(
+        rounds=int(bench["warm_rounds"]),
+        seed=int(bench["warm_seed"]),
+        cores=bench.get("cpus") or sorted(os.sched_getaffinity(0)),
+        timeout_s=float(bench["timeout_s"]),
+        contention_limit=float(bench["contention_limit"]),
+    )
+
+
+def measure_session(config: dict, build_dirs: dict[str, str], code_digest: str) -> list[dict]:
+    """Run the warm session over the study's session arms; `build_dirs` maps build name to folder."""
+    arms = session_arms(config)
+    specs = {name: engine_spec(config, name, build_dirs[config["arms"][name]["build"]]) for name in arms}
+    settings = settings_from(config)
+    print(f"warm session: {len(arms)} arms x {settings.rounds} rounds on cores {settings.cores}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="edgebench-warm-") as workdir:
+        samples = run_session(specs, settings, Path(workdir), progress=_progress)
+        for arm in arms:  # every engine's own log goes to the rule's log
+            log = Path(workdir) / f"{arm.replace('/', '_')}.log"
+            if log.exists():
+                print(f"----- {arm} engine log -----\n{log.read_text(errors='replace')[-4000:]}", flush=True)
+    rows = []
+    for sample in samples:
+        row = arm_row(
+            config,
+            sample["arm"],
+            code_digest=code_digest,
+            rep=sample["round"],
+            order_position=sample["order_position"],
+        )
+        row.update(sample)
+        rows.append(row)
+    return rows
+
+
+def _progress(message: str) -> None:
+    print(message, flush=True)

@@ -1,0 +1,184 @@
+"""One statistics module for every comparison edgebench makes (measurement rule 6).
+
+Throughput comparisons rest on within-round paired log ratios (candidate vs baseline, oriented so
+that a positive log ratio means "candidate better"). Their mean is the log of the geometric-mean
+ratio; intervals are Student-t, never a percentile bootstrap over a handful of values. Decisions are
+sequential: the data is looked at every `look_every` rounds up to the maximum, against Pocock bounds
+(one constant z bound for every look, turned into a t quantile at each look's degrees of freedom), so
+a large effect stops at the first look and a null runs to the end while the overall false-alarm rate
+stays at alpha. Pocock, not O'Brien-Fleming: the first look comes after two rounds, where t has one
+degree of freedom and O'Brien-Fleming's first bound could never be crossed.
+
+Success rates use Wilson intervals; paired success/failure uses McNemar's exact test.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+ALPHA = 0.05  # one-sided, for every decision
+POWER = 0.90  # what the minimum detectable effect is defined at
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score 95% interval of a binomial proportion; (nan, nan) with no trials."""
+    if trials == 0:
+        return float("nan"), float("nan")
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs (a succeeded alone, b alone)."""
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+@dataclass(frozen=True)
+class PairedEstimate:
+    """Geometric-mean ratio of paired samples with a two-sided t-interval at `level`."""
+
+    n: int
+    ratio: float
+    ci_low: float
+    ci_high: float
+    sd_log: float
+    se_log: float
+
+
+def paired_estimate(log_ratios: np.ndarray, level: float = 0.95) -> PairedEstimate:
+    """Mean of log ratios with a Student-t interval; NaN interval below two values."""
+    values = np.asarray(log_ratios, dtype=float)
+    values = values[np.isfinite(values)]
+    n = len(values)
+    if n == 0:
+        return PairedEstimate(0, math.nan, math.nan, math.nan, math.nan, math.nan)
+    mean = float(values.mean())
+    if n < 2:
+        return PairedEstimate(1, math.exp(mean), math.nan, math.nan, math.nan, math.nan)
+    sd = float(values.std(ddof=1))
+    se = sd / math.sqrt(n)
+    half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    return PairedEstimate(n, math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd, se)
+
+
+def minimum_detectable_effect(sd_log: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Smallest relative slowdown a one-sided paired t-test at `alpha` catches with `power` in n
+    pairs, given the per-pair log-ratio SD: 1 - exp(-(t_{1-a} + t_{power}) * sd / sqrt(n))."""
+    if n < 2 or not math.isfinite(sd_log):
+        return math.nan
+    df = n - 1
+    shift = (scipy_stats.t.ppf(1 - alpha, df) + scipy_stats.t.ppf(power, df)) * sd_log / math.sqrt(n)
+    return float(1 - math.exp(-shift))
+
+
+@functools.lru_cache(maxsize=64)
+def pocock_bounds(looks: int, alpha: float = ALPHA, draws: int = 200_000) -> tuple[float, ...]:
+    """One-sided z bound, the same at each of K equally spaced looks, whose overall crossing
+    probability under the null is alpha. Found on seeded Brownian paths, so it is reproducible."""
+    if looks < 1:
+        raise ValueError(f"need at least one look, got {looks}")
+    if looks == 1:
+        return (float(scipy_stats.norm.ppf(1 - alpha)),)
+    rng = np.random.default_rng(12345)
+    paths = rng.standard_normal((draws, looks)).cumsum(axis=1)
+    z = paths / np.sqrt(np.arange(1, looks + 1))  # the z statistic at each look
+    c = float(np.quantile(z.max(axis=1), 1 - alpha))
+    return (c,) * looks
+
+
+def look_schedule(available: int, look_every: int, max_rounds: int) -> list[int]:
+    """Round counts at which the data is looked at: every `look_every` up to `max_rounds`, cut at
+    what is available (the last look is at the available count when that is short of a step)."""
+    if look_every < 2:
+        raise ValueError(f"look_every must be >= 2 (a t-interval needs two pairs), got {look_every}")
+    planned = list(range(look_every, max_rounds + 1, look_every))
+    if not planned or planned[-1] != max_rounds:
+        planned.append(max_rounds)
+    return planned
+
+
+@dataclass(frozen=True)
+class SequentialResult:
+    """Outcome of a group-sequential paired analysis at the look where it stopped."""
+
+    decision: str  # better | worse | same | undecided
+    rounds_used: int
+    looks_taken: int
+    looks_planned: int
+    ratio: float
+    ci_low: float  # at the stopping look's adjusted level (two one-sided bounds)
+    ci_high: float
+    sd_log: float
+    mde: float  # minimum detectable slowdown at the planned maximum, from the observed SD
+
+
+def sequential_paired(
+    log_ratios: np.ndarray,
+    tolerance: float,
+    look_every: int,
+    max_rounds: int,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> SequentialResult:
+    """Look every `look_every` rounds: stop as `better`/`worse` when a one-sided bound excludes
+    ratio 1, or as `same` when both bounds lie within [1 - tolerance, 1/(1 - tolerance)] (TOST);
+    `undecided` at the last look otherwise. Bounds are Pocock over the planned looks, the z bound
+    turned into a t quantile at each look's degrees of freedom."""
+    values = np.asarray(log_ratios, dtype=float)
+    values = values[np.isfinite(values)]
+    planned = look_schedule(len(values), look_every, max_rounds)
+    bounds = pocock_bounds(len(planned), alpha)
+    margin = -math.log(1 - tolerance)
+    sd_all = float(values.std(ddof=1)) if len(values) > 1 else math.nan
+    mde = minimum_detectable_effect(sd_all, max_rounds, alpha, power)
+    decision, used, taken, low, high, mean = "undecided", 0, 0, math.nan, math.nan, math.nan
+    for index, (n, z) in enumerate(zip(planned, bounds, strict=True)):
+        n = min(n, len(values))
+        if n < 2 or n == used:
+            continue
+        part = values[:n]
+        mean = float(part.mean())
+        se = float(part.std(ddof=1)) / math.sqrt(n)
+        crit = float(scipy_stats.t.ppf(scipy_stats.norm.cdf(z), n - 1))
+        low, high = mean - crit * se, mean + crit * se
+        used, taken = n, index + 1
+        if low > 0:
+            decision = "better"
+        elif high < 0:
+            decision = "worse"
+        elif low > -margin and high < margin:
+            decision = "same"
+        if decision != "undecided":
+            break
+    if used == 0:
+        return SequentialResult("undecided", len(values), 0, len(planned), math.nan, math.nan, math.nan,
+                                sd_all, mde)
+    return SequentialResult(
+        decision, used, taken, len(planned), math.exp(mean), math.exp(low), math.exp(high), sd_all, mde
+    )
+
+
+def gate_outcome(result: SequentialResult, tolerance: float) -> str:
+    """A gate over a sequential result: `pass` (within tolerance), `fail` (a slowdown shown),
+    `ungateable` when undecided and the noise floor (MDE) is wider than the tolerance, else
+    `inconclusive`."""
+    if result.decision in ("same", "better"):
+        return "pass"
+    if result.decision == "worse":
+        return "fail"
+    if not math.isfinite(result.mde) or result.mde > tolerance:
+        return "ungateable"
+    return "inconclusive"

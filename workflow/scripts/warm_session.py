@@ -1,0 +1,13 @@
+from pathlib import Path
+
+from edgebench.scriptlog import redirect_to_log
+
+redirect_to_log(snakemake.log[0])  # noqa: F821
+
+from edgebench.bench.warm import measure_session  # noqa: E402
+from edgebench.tables import rows_frame, write_parquet_atomic  # noqa: E402
+
+sm = snakemake  # noqa: F821
+build_dirs = {Path(path).parent.name: str(Path(path).parent) for path in sm.input.builds}
+rows = measure_session(sm.config, build_dirs, sm.params.code)
+write_parquet_atomic(rows_frame("warm", rows), sm.output[0])
