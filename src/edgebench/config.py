@@ -105,6 +105,9 @@ def check_cross_fields(config: dict) -> None:
     if baseline not in config["arms"] or not config["arms"][baseline]["bench"]:
         raise ConfigError(f"config.gates.baseline: {baseline!r} is not an arm with bench: true")
     check_calibration(config)
+    check = config.get("crosscheck")
+    if check and (check["arm"] not in config["arms"] or config["arms"][check["arm"]]["engine"] != "vllm"):
+        raise ConfigError(f"config.crosscheck.arm: {check['arm']!r} is not a vllm arm of config.arms")
     for arm in config.get("agent", {}).get("arms", []):
         if arm not in config["arms"] or config["arms"][arm]["engine"] != "vllm":
             raise ConfigError(f"config.agent.arms: {arm!r} is not a vllm arm of config.arms")

@@ -166,3 +166,85 @@ rule validity:
         ),
     script:
         "../scripts/validity.py"
+
+
+rule crosscheck:
+    """edgebench's samples against vLLM's own latency benchmark on one resident engine, in
+    alternating rounds. A timing job: every core and the bench_slot.
+    """
+    input:
+        build=get_crosscheck_build_json,
+    output:
+        table=report(
+            "results/tables/crosscheck.parquet",
+            caption="../report/crosscheck_table.rst",
+            category="Tables",
+        ),
+        rounds="results/tables/crosscheck_rounds.parquet",
+    log:
+        "results/logs/tables/crosscheck.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        crosscheck=config.get("crosscheck", {}),
+        code=code_digest(
+            "bench/crosscheck.py",
+            "bench/session.py",
+            "bench/resident.py",
+            "bench/warm.py",
+            "bench/spec.py",
+            "bench/runner.py",
+            "bench/guard.py",
+            "bench/prompts.py",
+            "stats.py",
+            "engines",
+            "procfs.py",
+            *COMMON_CODE,
+        ),
+    script:
+        "../scripts/crosscheck.py"
+
+
+rule pilot:
+    """Where the throughput variance lives (per process, per round, residual) and which pairing
+    removes most of it (sequential interleaving vs duet). Not part of `all`:
+    snakemake --cores 2 results/tables/pilot.parquet
+    """
+    input:
+        build=get_pilot_build_json,
+    output:
+        table=report(
+            "results/tables/pilot.parquet",
+            caption="../report/pilot_table.rst",
+            category="Tables",
+        ),
+        samples="results/raw/pilot/samples.parquet",
+    log:
+        "results/logs/tables/pilot.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        pilot=config["pilot"],
+        tolerance=config["gates"]["tolerance"],
+        code=code_digest(
+            "bench/pilot.py",
+            "bench/session.py",
+            "bench/resident.py",
+            "bench/warm.py",
+            "bench/spec.py",
+            "bench/runner.py",
+            "bench/guard.py",
+            "bench/prompts.py",
+            "stats.py",
+            "engines",
+            "procfs.py",
+            *COMMON_CODE,
+        ),
+    script:
+        "../scripts/pilot.py"

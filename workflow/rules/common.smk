@@ -6,7 +6,7 @@ sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from snakemake.exceptions import WorkflowError
 
 from edgebench.config import ConfigError, validate_config
-from edgebench.items.roadmap import load_roadmap
+from edgebench.items.roadmap import items_in_study, load_roadmap
 from edgebench.retractions import load_retractions
 from edgebench.provenance import digest_files
 from edgebench.studies import rep_path, session_arms, study_plan, study_schedule
@@ -27,7 +27,7 @@ except WorkflowError:
     )
 RETRACTIONS = load_retractions(config["retractions"])
 ITEMS = (
-    {i["id"]: i for i in load_roadmap(config["roadmap"], config["arms"])}
+    items_in_study(load_roadmap(config["roadmap"], config["arms"]), config)
     if Path(config["roadmap"]).exists()
     else {}
 )
@@ -103,6 +103,14 @@ def get_session_build_jsons(wildcards):
     """One build.json per build the warm session's arms load."""
     builds = sorted({config["arms"][arm]["build"] for arm in session_arms(config)})
     return [build_json(build) for build in builds]
+
+
+def get_crosscheck_build_json(wildcards):
+    return build_json(config["arms"][config["crosscheck"]["arm"]]["build"])
+
+
+def get_pilot_build_json(wildcards):
+    return build_json(config["arms"][config["pilot"]["arm"]]["build"])
 
 
 def get_injected_effects(wildcards):
@@ -197,6 +205,8 @@ def get_final_output():
     if config.get("calibration"):
         tables.append("validity")
         charts += [f"results/charts/validity.{ext}" for ext in ("png", "svg", "html")]
+    if config.get("crosscheck"):
+        tables.append("crosscheck")
     if config.get("agent"):
         tables += ["agent_trials", "agent_summary"]
         charts += [

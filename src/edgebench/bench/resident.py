@@ -6,6 +6,8 @@ engine's own prints are sent to stderr so they cannot corrupt the protocol):
 
 - `{"op": "warmup"}`: a short uncounted generation, run after every switch of arm;
 - `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here;
+- `{"op": "vllm_latency", "iters": n, "warmup": w}`: vLLM's own latency benchmark
+  (`vllm.benchmarks.latency`, batch 1, input 16, output tg) run unmodified on this same engine;
 - `{"op": "exit"}`: close the engine and exit.
 """
 
@@ -38,6 +40,8 @@ class ResidentArm:
         self.prefill_tokens = int(bench["prefill_tokens"])
         self.decode_tokens = int(bench["decode_tokens"])
         self.short = synthetic_prompt(16, self.vocab, seed=2)
+        self.build_dir = spec["build_dir"]
+        self.crash_at = (spec.get("fault") or {}).get("sample")  # reliability tests: die at this sample
         self.engine = make_engine(spec["engine"])
         self.engine.import_engine()
         self.engine.load(spec["build_dir"], spec["arm"], int(bench["max_model_len"]))
@@ -51,6 +55,8 @@ class ResidentArm:
     def sample(self, index: int) -> dict:
         """pp512 on a prompt no cache can serve, then tg128 after a 16-token prompt; decode rate is
         (n - 1) tokens over the time beyond the first token, as in the cold rep."""
+        if self.crash_at is not None and index == self.crash_at:
+            os.abort()  # as an engine segfault would end the process
         start = time.time()
         prompt = synthetic_prompt(self.prefill_tokens, self.vocab, seed=100_000 + index)
         prefill_s = _timed(self.engine.generate, prompt, 1)
@@ -60,9 +66,43 @@ class ResidentArm:
             "sample_start": start,
             "prefill_s": prefill_s,
             "decode_s": total_s - first_s,
+            "request_s": total_s,
             "prefill_tok_s": self.prefill_tokens / prefill_s,
             "decode_tok_s": (self.decode_tokens - 1) / max(total_s - first_s, 1e-9),
         }
+
+    def vllm_latency(self, iters: int, warmup: int) -> dict:
+        """vLLM's latency benchmark, its own code, handed this process's engine instead of a new one:
+        the cross-check then differs from our samples only in how it times, not in what it runs."""
+        import json as json_module
+        import tempfile
+
+        from vllm import LLM
+        from vllm.benchmarks import latency
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+        parser = FlexibleArgumentParser()
+        latency.add_cli_args(parser)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = f"{tmp}/latency.json"
+            args = parser.parse_args(
+                ["--model", self.build_dir, "--input-len", "16", "--output-len", str(self.decode_tokens),
+                 "--batch-size", "1", "--num-iters-warmup", str(warmup), "--num-iters", str(iters),
+                 "--output-json", out]
+            )
+            resident = self.engine.llm
+
+            def this_engine(cls, *args, **kwargs):
+                return resident
+
+            original = LLM.from_engine_args
+            LLM.from_engine_args = classmethod(this_engine)
+            try:
+                latency.main(args)
+            finally:
+                LLM.from_engine_args = original
+            result = json_module.loads(open(out).read())
+        return {"latencies": [float(x) for x in result["latencies"]], "output_len": self.decode_tokens}
 
     def close(self) -> None:
         self.engine.close()
@@ -79,7 +119,14 @@ def serve(spec: dict, commands, replies) -> None:
         if op == "exit":
             break
         try:
-            reply = arm.warmup() if op == "warmup" else arm.sample(int(command["index"]))
+            if op == "warmup":
+                reply = arm.warmup()
+            elif op == "sample":
+                reply = arm.sample(int(command["index"]))
+            elif op == "vllm_latency":
+                reply = arm.vllm_latency(int(command["iters"]), int(command["warmup"]))
+            else:
+                reply = {"error": f"unknown op {op!r}"}
         except Exception as error:  # the row says why; the coordinator decides what follows
             reply = {"error": f"{type(error).__name__}: {error}"}
         replies.write(json.dumps(reply) + "\n")

@@ -44,3 +44,17 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
 
 def load_roadmap(path: str | Path, arms: dict | None = None) -> list[dict]:
     return validate_roadmap(yaml.safe_load(Path(path).read_text()), arms)
+
+
+# The config section each table needs; an item resting on a table this study does not make waits
+# for a study that does (for example config/agent.yaml for agent_trials).
+TABLE_SECTIONS = {"agent_trials": "agent", "validity": "calibration"}
+
+
+def items_in_study(items: list[dict], config: dict) -> dict[str, dict]:
+    """Items whose evidence this study produces, by id."""
+    return {
+        item["id"]: item
+        for item in items
+        if config.get(TABLE_SECTIONS.get(item["starts_from"]["table"], "run_id"))
+    }
