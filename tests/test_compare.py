@@ -48,10 +48,14 @@ def test_a_large_effect_fails_at_the_first_look_and_a_null_passes():
     base = 100 * np.exp(rng.normal(0, 0.05, 12))  # drift between rounds, paired away
     noise = rng.normal(0, 0.005, 12)
     frame = pd.DataFrame(
-        samples("a", base) + samples("slow", base * 0.8 * np.exp(noise)) + samples("same", base * np.exp(noise))
+        samples("a", base)
+        + samples("slow", base * 0.8 * np.exp(noise))
+        + samples("same", base * np.exp(noise))
     )
     rows = {r["arm"]: r for r in gate_rows(frame, "a", ["decode_tok_s"], GATES)}
-    assert rows["slow"]["status"] == "fail" and rows["slow"]["looks"] == 1 and rows["slow"]["rounds_used"] == 2
+    assert (
+        rows["slow"]["status"] == "fail" and rows["slow"]["looks"] == 1 and rows["slow"]["rounds_used"] == 2
+    )
     assert rows["same"]["status"] == "pass"
     for row in rows.values():  # every gate row carries its rounds, ratio, interval and MDE
         assert row["ci_low"] <= row["ratio"] <= row["ci_high"] and 0 < row["mde"] < 0.025
@@ -97,12 +101,19 @@ def test_validity_false_alarms_and_power_on_synthetic_calibration():
         + samples("sleep", base * 0.95 * np.exp(rng.normal(0, 0.003, 16)))
         + samples("busy", base * 0.95 * np.exp(rng.normal(0, 0.003, 16)), cpu=1.05)
     )
-    calibration = {"baseline": "base", "twin": "twin", "injected": ["sleep", "busy"],
-                   "metric": "decode_tok_s", "block_rounds": 4}
+    calibration = {
+        "baseline": "base",
+        "twin": "twin",
+        "injected": ["sleep", "busy"],
+        "metric": "decode_tok_s",
+        "block_rounds": 4,
+    }
     rows = {r["arm"]: r for r in validity_rows(frame, calibration, GATES, {"sleep": 0.05, "busy": 0.05})}
     assert rows["twin"]["check"] == "false_alarm" and rows["twin"]["blocks"] == 4
     assert rows["twin"]["rate"] == 0.0 and rows["twin"]["rate_high"] < 1
     assert rows["sleep"]["rate"] == 1.0 and rows["busy"]["rate"] == 1.0
     assert rows["sleep"]["rate_low"] > 0.3
     assert rows["sleep"]["measured_effect"] == pytest.approx(0.05, abs=0.005)
-    assert rows["busy"]["cpu_s_ratio"] == pytest.approx(1.05) and rows["sleep"]["cpu_s_ratio"] == pytest.approx(1)
+    assert rows["busy"]["cpu_s_ratio"] == pytest.approx(1.05) and rows["sleep"][
+        "cpu_s_ratio"
+    ] == pytest.approx(1)

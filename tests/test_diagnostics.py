@@ -165,21 +165,23 @@ def test_decode_attribution_sums_layers_and_lm_head():
             )
         ]
     )
-    bench = pd.DataFrame([{"arm": "vllm/bf16", "status": "ok", "study": "bench", "decode_tok_s": 100.0}])
-    frame = decode_attribution(
-        kernels, bench, {"vllm/bf16": {"engine": "vllm", "build": "reference"}}, {"num_hidden_layers": 3}
-    ).set_index("bound")
+    bench = pd.DataFrame([{"arm": "vllm/bf16", "status": "ok", "decode_tok_s": 100.0}])
+    arm = {"engine": "vllm", "build": "reference", "bench": True}
+    frame = decode_attribution(kernels, bench, {"vllm/bf16": arm}, {"num_hidden_layers": 3}).set_index(
+        "bound"
+    )
     assert frame.loc["cold", "gemm_s"] == pytest.approx((3 * 7 * 10 + 10) / 1e6)
     assert frame.loc["hot", "gemm_share"] == pytest.approx((3 * 7 * 5 + 5) / 1e6 / 0.01)
     # an arm whose reps were all contended keeps its GEMM estimate, with no measured step
     contended = bench.assign(status="contended")
-    alone = decode_attribution(
-        kernels, contended, {"vllm/bf16": {"engine": "vllm", "build": "reference"}}, {"num_hidden_layers": 3}
-    )
+    alone = decode_attribution(kernels, contended, {"vllm/bf16": arm}, {"num_hidden_layers": 3})
     assert len(alone) == 2 and alone["gemm_s"].gt(0).all() and alone["decode_step_s"].isna().all()
-    twin = {"engine": "vllm", "build": "reference"}  # a calibration-only arm: no bench rows, no rows here
+    twin = {"engine": "vllm", "build": "reference", "bench": False}  # a calibration-only arm: no rows here
     both = decode_attribution(
-        kernels, bench, {"vllm/bf16": twin, "vllm/bf16-twin": twin}, {"num_hidden_layers": 3}
+        kernels,
+        pd.concat([bench, bench.assign(arm="vllm/bf16-twin")]),
+        {"vllm/bf16": arm, "vllm/bf16-twin": twin},
+        {"num_hidden_layers": 3},
     )
     assert set(both["arm"]) == {"vllm/bf16"}
 

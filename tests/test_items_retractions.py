@@ -24,7 +24,7 @@ def test_shipped_roadmap_validates_against_the_default_arms_and_has_eight_items(
     assert len(items) >= 8
     assert {i["verify"]["method"] for i in items} >= {
         "paired_ratio",
-        "spread_gate",
+        "gateable",
         "fidelity_threshold",
         "mcnemar",
     }
@@ -41,22 +41,28 @@ def test_an_item_without_verify_is_refused_by_name():
     with pytest.raises(ConfigError, match=r"X1.*no `verify` method"):
         validate_roadmap({"items": [item]})
     with pytest.raises(ConfigError, match="not in the config"):
-        validate_roadmap({"items": [{**item, "verify": {"method": "spread_gate"}}]}, arms={"b": {}})
+        validate_roadmap({"items": [{**item, "verify": {"method": "gateable"}}]}, arms={"b": {}})
 
 
-def test_paired_ratio_verdicts_follow_the_band():
+def test_paired_ratio_verdicts_come_from_the_sequential_analysis():
     item = {
         "id": "I",
-        "starts_from": {"table": "bench", "metric": "decode_tok_s", "arms": ["base", "cand"]},
+        "starts_from": {"table": "warm", "metric": "decode_tok_s", "arms": ["base", "cand"]},
         "expect": {"direction": "better"},
-        "verify": {"method": "paired_ratio", "max_spread": 0.1},
+        "verify": {"method": "paired_ratio", "tolerance": 0.025},
     }
-    faster = pd.DataFrame(bench_rows("base", [100, 101, 99, 100]) + bench_rows("cand", [130, 131, 129, 130]))
-    assert evaluate(item, faster, [])[0] == "confirmed"
-    slower = pd.DataFrame(bench_rows("base", [100, 101, 99, 100]) + bench_rows("cand", [70, 71, 69, 70]))
+    base = [100, 120, 90, 110, 105, 95]  # drift between rounds: pairing removes it
+    faster = pd.DataFrame(bench_rows("base", base) + bench_rows("cand", [v * 1.76 for v in base]))
+    verdict, evidence = evaluate(item, faster, [])[:2]
+    assert verdict == "confirmed" and evidence["rounds_used"].iloc[0] == 2  # stops at the first look
+    slower = pd.DataFrame(bench_rows("base", base) + bench_rows("cand", [v * 0.7 for v in base]))
     assert evaluate(item, slower, [])[0] == "refuted"
-    noisy = pd.DataFrame(bench_rows("base", [100, 140, 70, 100]) + bench_rows("cand", [130, 131, 129, 130]))
-    assert evaluate(item, noisy, [])[0] == "ungateable"
+    wobble = [1.3, 0.8, 1.2, 0.75, 1.25, 0.85]  # noise far wider than the tolerance, no clear effect
+    noisy = pd.DataFrame(
+        bench_rows("base", base) + bench_rows("cand", [v * w for v, w in zip(base, wobble, strict=True)])
+    )
+    verdict, evidence = evaluate(item, noisy, [])[:2]
+    assert verdict == "ungateable" and evidence["mde"].iloc[0] > 0.025
 
 
 def test_retracted_rows_are_marked_and_never_used(tmp_path):
@@ -93,7 +99,7 @@ def test_retracted_rows_are_marked_and_never_used(tmp_path):
         "id": "I",
         "starts_from": {"table": "bench", "metric": "decode_tok_s", "arms": ["base", "cand"]},
         "expect": {"direction": "better"},
-        "verify": {"method": "paired_ratio", "max_spread": 0.1},
+        "verify": {"method": "paired_ratio", "tolerance": 0.025},
     }
     verdict, evidence, note = evaluate(item, marked, entries)
     assert evidence["pairs"].iloc[0] == 2  # the retracted rep is not a pair

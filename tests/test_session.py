@@ -1,6 +1,7 @@
 """The warm-session coordinator on tiny transformers engines: recorded shuffled order, a row per
 sample, a killed arm process turning into failed rows while the rounds go on."""
 
+import itertools
 import json
 
 import pytest
@@ -28,8 +29,14 @@ def tiny_model(tmp_path_factory):
 
 
 def spec(model_dir, **extra):
-    return {"engine": "hf", "build_dir": str(model_dir), "arm": {"threads": 1}, "vocab_size": 512,
-            "bench": BENCH, **extra}
+    return {
+        "engine": "hf",
+        "build_dir": str(model_dir),
+        "arm": {"threads": 1},
+        "vocab_size": 512,
+        "bench": BENCH,
+        **extra,
+    }
 
 
 def settings(rounds):
@@ -58,7 +65,10 @@ def test_every_sample_is_a_row_in_the_recorded_order(tiny_model, tmp_path):
 
 
 def test_a_killed_arm_becomes_failed_rows_and_the_rounds_go_on(tiny_model, tmp_path):
-    specs = {"hf/healthy": spec(tiny_model), "hf/dies": spec(tiny_model, fault={"kind": "crash", "sample": 1})}
+    specs = {
+        "hf/healthy": spec(tiny_model),
+        "hf/dies": spec(tiny_model, fault={"kind": "crash", "sample": 1}),
+    }
     rows = run_session(specs, settings(3), tmp_path, progress=lambda message: None)
     by = {(row["arm"], row["round"]): row for row in rows}
     assert len(rows) == 6
@@ -66,3 +76,25 @@ def test_a_killed_arm_becomes_failed_rows_and_the_rounds_go_on(tiny_model, tmp_p
     assert by[("hf/dies", 0)]["status"] == "ok"
     for r in (1, 2):
         assert by[("hf/dies", r)]["status"] == "failed" and "exited" in by[("hf/dies", r)]["error"]
+
+
+def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path):
+    specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b", "hf/c")}
+    pairs = [("hf/a", "hf/b"), ("hf/a", "hf/c")]
+    settings = SessionSettings(
+        rounds=2, seed=3, cores=[0, 1], timeout_s=120, contention_limit=1.0, design="duet", pairs=pairs
+    )
+    rows = run_session(specs, settings, tmp_path, progress=lambda message: None)
+    assert len(rows) == 2 * 2 * 2
+    for (r, slot), group in itertools.groupby(
+        sorted(rows, key=lambda row: (row["round"], row["slot"])), key=lambda row: (row["round"], row["slot"])
+    ):
+        first, second = list(group)
+        assert first["partner"] == second["arm"] and second["partner"] == first["arm"]
+        assert {first["core"], second["core"]} == {0, 1} and first["wall_s"] == second["wall_s"]
+        assert first["status"] == second["status"] == "ok", first["error"]
+        assert first["decode_tok_s"] > 0 and second["decode_tok_s"] > 0
+    assert {(row["arm"], row["partner"]) for row in rows if row["arm"] == "hf/a"} == {
+        ("hf/a", "hf/b"),
+        ("hf/a", "hf/c"),
+    }

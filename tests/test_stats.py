@@ -10,8 +10,8 @@ from edgebench.stats import (
     look_schedule,
     mcnemar_exact,
     minimum_detectable_effect,
-    pocock_bounds,
     paired_estimate,
+    pocock_bounds,
     sequential_paired,
     wilson_interval,
 )

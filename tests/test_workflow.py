@@ -117,7 +117,9 @@ def test_compare_gates_validity_and_crosscheck_tables(study):
     # busy-wait it costs CPU time too
     assert validity.loc["power", "measured_effect"] > 0.15, validity.to_dict()
     assert validity.loc["power", "cpu_s_ratio"] > 1.05
-    assert (validity["rate_low"] <= validity["rate"]).all() and (validity["rate"] <= validity["rate_high"]).all()
+    assert (validity["rate_low"] <= validity["rate"]).all() and (
+        validity["rate"] <= validity["rate_high"]
+    ).all()
     crosscheck = pd.read_parquet(tables / "crosscheck.parquet").set_index("edgebench_metric")
     assert crosscheck.loc["request_tok_s", "rounds"] == 2
     assert 0.5 < crosscheck.loc["request_tok_s", "ratio"] < 2.0 and crosscheck["git_commit"].notna().all()
@@ -138,7 +140,13 @@ def test_agent_tables_judge_llm_trials_next_to_baselines(study):
 
 def test_items_have_verdicts_with_evidence_and_provenance(study):
     verdicts = pd.read_parquet(study / "results" / "tables" / "verdicts.parquet").set_index("id")
-    assert set(verdicts.index) == {"memory-gate", "bf16-fidelity", "slowdown-seen", "warm-slowdown", "agent-paired"}
+    assert set(verdicts.index) == {
+        "memory-gate",
+        "bf16-fidelity",
+        "slowdown-seen",
+        "warm-slowdown",
+        "agent-paired",
+    }
     assert verdicts["verdict"].isin(["confirmed", "refuted", "inconclusive", "ungateable"]).all()
     assert verdicts.loc["bf16-fidelity", "verdict"] == "confirmed"
     assert verdicts.loc["warm-slowdown", "verdict"] == "confirmed"  # a real 30% loss, decided

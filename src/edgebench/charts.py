@@ -32,7 +32,7 @@ def warm_chart(frame: pd.DataFrame) -> alt.Chart:
     failed = int((frame["status"] == "failed").sum())
     retracted = int((frame["status"] == "retracted").sum())
     return chart.properties(
-        title=f"Warm throughput per arm, one dot per sample ({failed} failed, {retracted} retracted not shown)"
+        title=f"Warm throughput, one dot per sample ({failed} failed, {retracted} retracted not shown)"
     )
 
 
@@ -41,12 +41,21 @@ def validity_chart(frame: pd.DataFrame) -> alt.Chart:
     base = alt.Chart(frame).encode(y=alt.Y("arm:N", title=None), color=alt.Color("check:N"))
     rate = base.mark_point(filled=True, size=80).encode(
         x=alt.X("rate:Q", title="share of blocks where the gate failed", scale=alt.Scale(domain=[0, 1])),
-        tooltip=["check", "arm", "blocks", "block_rounds", "fails", alt.Tooltip("measured_effect:Q", format=".3f"),
-                 alt.Tooltip("cpu_s_ratio:Q", format=".3f")],
+        tooltip=[
+            "check",
+            "arm",
+            "blocks",
+            "block_rounds",
+            "fails",
+            alt.Tooltip("measured_effect:Q", format=".3f"),
+            alt.Tooltip("cpu_s_ratio:Q", format=".3f"),
+        ],
     )
     interval = base.mark_rule(strokeWidth=2).encode(x="rate_low:Q", x2="rate_high:Q")
     return (interval + rate).properties(
-        width=360, height=40 * max(len(frame), 1), title="Gate calibration: false alarms and power, Wilson 95%"
+        width=360,
+        height=40 * max(len(frame), 1),
+        title="Gate calibration: false alarms and power, Wilson 95%",
     )
 
 
@@ -108,7 +117,9 @@ def gates_chart(frame: pd.DataFrame) -> alt.Chart:
         (band + interval + ratio)
         .properties(width=300, height=24 * max(shown["arm"].nunique(), 1))
         .facet(facet=alt.Facet("metric:N", title=None), columns=2)
-        .properties(title=f"Gates vs {frame['baseline'].iloc[0] if len(frame) else '?'}: ratio, interval, tolerance")
+        .properties(
+            title=f"Gates vs {frame['baseline'].iloc[0] if len(frame) else '?'}: ratio, interval, tolerance"
+        )
     )
 
 

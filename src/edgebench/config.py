@@ -127,7 +127,9 @@ def check_calibration(config: dict) -> None:
         if name not in arms:
             raise ConfigError(f"config.calibration.{key}: {name!r} is not an arm")
     if cal["metric"] not in METRICS or METRICS[cal["metric"]].measured != "warm":
-        raise ConfigError(f"config.calibration.metric: {cal['metric']!r} is not a warm metric of the registry")
+        raise ConfigError(
+            f"config.calibration.metric: {cal['metric']!r} is not a warm metric of the registry"
+        )
     if not arms[cal["baseline"]]["bench"]:
         raise ConfigError(f"config.calibration.baseline: {cal['baseline']!r} must have bench: true")
     same = {k: v for k, v in arms[cal["baseline"]].items() if k not in ("bench", "fidelity")}
@@ -144,7 +146,9 @@ def check_calibration(config: dict) -> None:
             )
     names = [cal["baseline"], cal["twin"], *cal["injected"]]
     if len(set(names)) != len(names):
-        raise ConfigError(f"config.calibration: baseline, twin and injected must be different arms, got {names}")
+        raise ConfigError(
+            f"config.calibration: baseline, twin and injected must be different arms, got {names}"
+        )
 
 
 def load_config(path: str | Path) -> dict:

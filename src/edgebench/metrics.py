@@ -25,10 +25,14 @@ METRICS: dict[str, Metric] = {
     m.name: m
     for m in [
         Metric(
-            "prefill_tok_s", "tok/s", "higher", "pp512: prompt tokens per second of a 512-token prefill", "warm"
+            "prefill_tok_s",
+            "tok/s",
+            "higher",
+            "pp512: prompt tokens per second of a 512-token prefill",
+            "warm",
         ),
         Metric("decode_tok_s", "tok/s", "higher", "tg128: generated tokens per second, EOS ignored", "warm"),
-        Metric("ttft_s", "s", "lower", "time to first token of the first pp512 prompt a fresh process serves"),
+        Metric("ttft_s", "s", "lower", "time to first token of a fresh process's first pp512 prompt"),
         Metric("ready_s", "s", "lower", "process start (imports included) to the first servable token"),
         Metric("import_s", "s", "lower", "time spent importing the engine inside the rep process"),
         Metric(

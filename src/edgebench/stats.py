@@ -164,8 +164,9 @@ def sequential_paired(
         if decision != "undecided":
             break
     if used == 0:
-        return SequentialResult("undecided", len(values), 0, len(planned), math.nan, math.nan, math.nan,
-                                sd_all, mde)
+        return SequentialResult(
+            "undecided", len(values), 0, len(planned), math.nan, math.nan, math.nan, sd_all, mde
+        )
     return SequentialResult(
         decision, used, taken, len(planned), math.exp(mean), math.exp(low), math.exp(high), sd_all, mde
     )

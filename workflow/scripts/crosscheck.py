@@ -24,7 +24,11 @@ with tempfile.TemporaryDirectory(prefix="edgebench-crosscheck-") as workdir:
     log = Path(workdir) / "crosscheck.log"
     print(log.read_text(errors="replace")[-3000:] if log.exists() else "", flush=True)
 identity = arm_row(sm.config, arm, code_digest=sm.params.code)
-frame = pd.DataFrame([{**identity, **row} for row in agreement_rows(rounds, "vllm", "vllm.benchmarks.latency")])
+frame = pd.DataFrame(
+    [{**identity, **row} for row in agreement_rows(rounds, "vllm", "vllm.benchmarks.latency")]
+)
 write_parquet_atomic(frame, sm.output.table)
-write_parquet_atomic(pd.DataFrame([{**identity, **row, "rep": row["round"]} for row in rounds]), sm.output.rounds)
+write_parquet_atomic(
+    pd.DataFrame([{**identity, **row, "rep": row["round"]} for row in rounds]), sm.output.rounds
+)
 print(frame.T.to_string())

@@ -7,7 +7,7 @@ redirect_to_log(snakemake.log[0])  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
-from edgebench.bench.pilot import run_duet, run_sequential, summarize  # noqa: E402
+from edgebench.bench.pilot import run_design, summarize  # noqa: E402
 from edgebench.bench.spec import engine_spec  # noqa: E402
 from edgebench.bench.warm import settings_from  # noqa: E402
 from edgebench.rows import arm_row  # noqa: E402
@@ -19,13 +19,26 @@ spec = engine_spec(sm.config, pilot["arm"], str(Path(sm.input.build).parent))
 settings = settings_from(sm.config)
 settings.rounds = int(pilot["rounds"])
 with tempfile.TemporaryDirectory(prefix="edgebench-pilot-") as workdir:
-    sequential = run_sequential(spec, int(pilot["processes"]), settings, Path(workdir), print)
-    duet = run_duet(spec, settings, Path(workdir), print)
-samples = pd.concat([sequential, duet], ignore_index=True)
+    samples = pd.concat(
+        [
+            run_design(spec, int(pilot["processes"]), design, settings, Path(workdir), print)
+            for design in ("sequential", "duet")
+        ],
+        ignore_index=True,
+    )
 identity = arm_row(sm.config, pilot["arm"], code_digest=sm.params.code)
 summary = summarize(samples, float(sm.params.tolerance), int(sm.config["bench"]["warm_rounds"]))
 for frame in (samples, summary):
-    for key in ("run_id", "git_commit", "git_dirty", "config_digest", "code_digest", "host", "cpu_model", "versions"):
+    for key in (
+        "run_id",
+        "git_commit",
+        "git_dirty",
+        "config_digest",
+        "code_digest",
+        "host",
+        "cpu_model",
+        "versions",
+    ):
         frame[key] = identity[key]
 write_parquet_atomic(samples, sm.output.samples)
 write_parquet_atomic(summary, sm.output.table)

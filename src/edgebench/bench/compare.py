@@ -27,11 +27,26 @@ def clean_values(frame: pd.DataFrame, arm: str, name: str) -> pd.Series:
     return rows.set_index("round")[name].astype(float).sort_index()
 
 
-def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
-    """Oriented log(candidate/baseline) of every round where both arms are clean, in round order."""
+def aligned_pairs(
+    frame: pd.DataFrame, name: str, baseline: str, candidate: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clean (baseline, candidate) values of one column, paired: by duet (same round and slot, each
+    the other's partner) when the rows come from duets, else by round. In round order."""
+    if "partner" in frame.columns and frame["partner"].notna().any():
+        clean = frame[(frame["status"] == CLEAN) & frame[name].notna()]
+        base = clean[(clean["arm"] == baseline) & (clean["partner"] == candidate)]
+        cand = clean[(clean["arm"] == candidate) & (clean["partner"] == baseline)]
+        both = base.merge(cand, on=["round", "slot"], suffixes=("_b", "_c")).sort_values(["round", "slot"])
+        return both[f"{name}_b"].to_numpy(float), both[f"{name}_c"].to_numpy(float)
     base, cand = clean_values(frame, baseline, name), clean_values(frame, candidate, name)
     rounds = sorted(set(base.index) & set(cand.index))
-    logs = np.log(cand[rounds].to_numpy() / base[rounds].to_numpy())
+    return base[rounds].to_numpy(float), cand[rounds].to_numpy(float)
+
+
+def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
+    """Oriented log(candidate/baseline) of every clean pair, in round order."""
+    base, cand = aligned_pairs(frame, name, baseline, candidate)
+    logs = np.log(cand / base)
     return logs if metric(name).direction == "higher" else -logs
 
 
@@ -39,10 +54,17 @@ def planned_rounds(frame: pd.DataFrame) -> int:
     return int(frame["round"].max()) + 1 if len(frame) else 0
 
 
+def candidates(frame: pd.DataFrame, baseline: str) -> list[str]:
+    """Arms compared with the baseline: all others, or in duets only those that ran beside it."""
+    if "partner" in frame.columns and frame["partner"].notna().any():
+        return sorted(set(frame.loc[frame["arm"] == baseline, "partner"].dropna()))
+    return sorted(set(frame["arm"]) - {baseline})
+
+
 def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str]) -> list[dict]:
     """One row per (candidate arm, metric): geometric-mean paired ratio with its 95% t-interval."""
     rows = []
-    for candidate in sorted(set(frame["arm"]) - {baseline}):
+    for candidate in candidates(frame, baseline):
         for name in metrics:
             logs = paired_log_ratios(frame, name, baseline, candidate)
             est = paired_estimate(logs)
@@ -98,7 +120,7 @@ def gate_row(frame: pd.DataFrame, baseline: str, candidate: str, name: str, gate
 def gate_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], gates: dict) -> list[dict]:
     return [
         gate_row(frame, baseline, candidate, name, gates)
-        for candidate in sorted(set(frame["arm"]) - {baseline})
+        for candidate in candidates(frame, baseline)
         for name in metrics
     ]
 

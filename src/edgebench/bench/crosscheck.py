@@ -25,7 +25,9 @@ def geometric_mean(values: list[float]) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-def run_crosscheck(spec: dict, settings: SessionSettings, iters: int, workdir: Path, progress=print) -> list[dict]:
+def run_crosscheck(
+    spec: dict, settings: SessionSettings, iters: int, workdir: Path, progress=print
+) -> list[dict]:
     """Per-round rows: the tool's and edgebench's request rates and edgebench's decode rate."""
     arm = ArmProcess.start("crosscheck", spec, settings.cores, workdir)
     tokens = int(spec["bench"]["decode_tokens"])
@@ -34,21 +36,36 @@ def run_crosscheck(spec: dict, settings: SessionSettings, iters: int, workdir: P
         arm.wait_ready(settings.timeout_s)
         for round_index in range(settings.rounds):
             order = ["tool", "edgebench"] if round_index % 2 == 0 else ["edgebench", "tool"]
-            row = {"round": round_index, "order": ",".join(order), "iterations": iters, "status": "ok", "error": ""}
+            row = {
+                "round": round_index,
+                "order": ",".join(order),
+                "iterations": iters,
+                "status": "ok",
+                "error": "",
+            }
             for who in order:
                 if who == "tool":
-                    reply = arm.request({"op": "vllm_latency", "iters": iters, "warmup": 1}, settings.timeout_s)
+                    reply = arm.request(
+                        {"op": "vllm_latency", "iters": iters, "warmup": 1}, settings.timeout_s
+                    )
                     row["tool_request_tok_s"] = geometric_mean([tokens / s for s in reply["latencies"]])
                 else:
                     arm.request({"op": "warmup"}, settings.timeout_s)
                     samples = [
-                        arm.request({"op": "sample", "index": 1000 + round_index * iters + i}, settings.timeout_s)
+                        arm.request(
+                            {"op": "sample", "index": 1000 + round_index * iters + i}, settings.timeout_s
+                        )
                         for i in range(iters)
                     ]
-                    row["edgebench_request_tok_s"] = geometric_mean([tokens / s["request_s"] for s in samples])
+                    row["edgebench_request_tok_s"] = geometric_mean(
+                        [tokens / s["request_s"] for s in samples]
+                    )
                     row["edgebench_decode_tok_s"] = geometric_mean([s["decode_tok_s"] for s in samples])
-            progress(f"crosscheck round {round_index + 1}/{settings.rounds}: tool {row['tool_request_tok_s']:.2f}, "
-                     f"edgebench {row['edgebench_request_tok_s']:.2f} (decode {row['edgebench_decode_tok_s']:.2f})")
+            progress(
+                f"crosscheck round {round_index + 1}/{settings.rounds}: "
+                f"tool {row['tool_request_tok_s']:.2f}, "
+                f"edgebench {row['edgebench_request_tok_s']:.2f} (decode {row['edgebench_decode_tok_s']:.2f})"
+            )
             rows.append(row)
     except ArmFailed as error:
         rows.append({"round": len(rows), "status": "failed", "error": str(error)})
@@ -62,7 +79,10 @@ def agreement_rows(rounds: list[dict], engine: str, tool: str) -> list[dict]:
     rate and for edgebench's decode rate."""
     ok = [r for r in rounds if r.get("status") == "ok"]
     out = []
-    for metric, column in (("request_tok_s", "edgebench_request_tok_s"), ("decode_tok_s", "edgebench_decode_tok_s")):
+    for metric, column in (
+        ("request_tok_s", "edgebench_request_tok_s"),
+        ("decode_tok_s", "edgebench_decode_tok_s"),
+    ):
         logs = np.array([math.log(r[column] / r["tool_request_tok_s"]) for r in ok])
         est = paired_estimate(logs)
         out.append(

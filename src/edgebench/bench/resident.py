@@ -86,9 +86,22 @@ class ResidentArm:
         with tempfile.TemporaryDirectory() as tmp:
             out = f"{tmp}/latency.json"
             args = parser.parse_args(
-                ["--model", self.build_dir, "--input-len", "16", "--output-len", str(self.decode_tokens),
-                 "--batch-size", "1", "--num-iters-warmup", str(warmup), "--num-iters", str(iters),
-                 "--output-json", out]
+                [
+                    "--model",
+                    self.build_dir,
+                    "--input-len",
+                    "16",
+                    "--output-len",
+                    str(self.decode_tokens),
+                    "--batch-size",
+                    "1",
+                    "--num-iters-warmup",
+                    str(warmup),
+                    "--num-iters",
+                    str(iters),
+                    "--output-json",
+                    out,
+                ]
             )
             resident = self.engine.llm
 

@@ -1,10 +1,19 @@
 """Warm throughput session (measurement rule 3): resident engines sampled in randomized rounds.
 
-Every arm's engine is loaded once, in its own long-lived process (`edgebench.bench.resident`). Each
-round takes one sample per arm in a freshly shuffled order (seeded, recorded), each after an uncounted
-warm-up generation. Every sample becomes a row with the parent's own view of it: wall time, CPU time
-and run-queue wait of the arm's process tree, steal, the CPU the idle engines used meanwhile, and the
-contention guard's verdict. A dead or stuck arm turns into failed rows while the rounds go on.
+Every arm's engine is loaded once, in its own long-lived process (`edgebench.bench.resident`). Two
+designs:
+
+- `duet` (the default, chosen by the pilot): each round runs every configured pair of arms as a
+  duet, in a freshly shuffled order, both arms sampling at the same time, one per core, each engine
+  single-threaded and pinned (which arm gets which core is drawn per duet). Both arms of a duet see
+  the same disturbances, so their ratio is far steadier than two samples taken one after the other.
+- `sequential`: each round samples every arm once, one at a time, in a shuffled order.
+
+Each sample follows an uncounted warm-up generation, and the next one waits until the engines that
+just ran are idle again (vLLM's shared-memory readers spin for about a second after a request).
+Every sample becomes a row with the parent's view of it: wall time, CPU time and run-queue wait of
+the arm's process tree, steal, the CPU the idle engines used meanwhile, and the contention guard's
+verdict. A dead or stuck arm turns into failed rows while the rounds go on.
 """
 
 from __future__ import annotations
@@ -24,7 +33,14 @@ from pathlib import Path
 from edgebench.bench.guard import stolen_fraction
 from edgebench.bench.runner import kill_tree
 from edgebench.engines.base import BASE_ENV
-from edgebench.procfs import CLOCK_TICKS, children_of, read_proc_stat, tree_cpu_ticks, tree_runqueue_wait_ns
+from edgebench.procfs import (
+    CLOCK_TICKS,
+    children_of,
+    read_proc_stat,
+    set_tree_affinity,
+    tree_cpu_ticks,
+    tree_runqueue_wait_ns,
+)
 
 
 class ArmFailed(RuntimeError):
@@ -128,6 +144,27 @@ class SessionSettings:
     cores: list[int]
     timeout_s: float
     contention_limit: float
+    design: str = "sequential"  # or "duet"
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # the duets of every round
+
+
+def single_thread(spec: dict) -> dict:
+    """A duet engine: one OpenMP thread, no vLLM binding; the coordinator pins its process tree."""
+    return {**spec, "arm": {**spec["arm"], "threads_bind": "nobind", "threads": 1}}
+
+
+def wait_until_idle(arm: ArmProcess, max_s: float = 3.0, window_s: float = 0.2) -> float:
+    """Wait until an arm's process tree stops using CPU (vLLM's shared-memory readers spin for about
+    a second after their last message), so it does not run beside the next arm's sample."""
+    start = time.perf_counter()
+    before = tree_cpu_ticks(arm.proc.pid, arm.tree)
+    while time.perf_counter() - start < max_s:
+        time.sleep(window_s)
+        after = tree_cpu_ticks(arm.proc.pid, arm.tree)
+        if after - before <= 1:  # at most one tick (10 ms) in the window: asleep
+            break
+        before = after
+    return time.perf_counter() - start
 
 
 def measure_sample(arm: ArmProcess, idle: list[ArmProcess], index: int, settings: SessionSettings) -> dict:
@@ -155,24 +192,161 @@ def measure_sample(arm: ArmProcess, idle: list[ArmProcess], index: int, settings
     }
 
 
-def run_session(specs: dict[str, dict], settings: SessionSettings, workdir: Path, progress=print) -> list[dict]:
-    """Load every arm, run the rounds, stop every arm; one row per (arm, round)."""
+def run_session(
+    specs: dict[str, dict], settings: SessionSettings, workdir: Path, progress=print
+) -> list[dict]:
+    """Load every arm, run the rounds, stop every arm; one row per sample."""
+    if settings.design == "duet":
+        specs = {name: single_thread(spec) for name, spec in specs.items()}
     arms: dict[str, ArmProcess] = {}
     load_errors: dict[str, str] = {}
     try:
-        for name, spec in specs.items():
+        names = list(specs)
+        # Loading is not measured: single-thread duet engines load side by side, one per core.
+        slots = [[core] for core in settings.cores] if settings.design == "duet" else [settings.cores]
+        for batch in [names[i : i + len(slots)] for i in range(0, len(names), len(slots))]:
             t0 = time.time()
-            arms[name] = ArmProcess.start(name, spec, settings.cores, workdir)
-            try:
-                arms[name].wait_ready(settings.timeout_s)
-                progress(f"loaded {name} in {time.time() - t0:.1f} s (pid {arms[name].proc.pid})")
-            except ArmFailed as error:
-                load_errors[name] = f"load failed: {error}"
-                progress(f"{name} failed to load: {str(error)[:300]}")
+            for cores, name in zip(slots, batch, strict=False):
+                arms[name] = ArmProcess.start(name, specs[name], cores, workdir)
+            for name in batch:
+                try:
+                    arms[name].wait_ready(settings.timeout_s)
+                    set_tree_affinity(arms[name].tree, settings.cores)
+                    progress(f"loaded {name} in {time.time() - t0:.1f} s (pid {arms[name].proc.pid})")
+                except ArmFailed as error:
+                    load_errors[name] = f"load failed: {error}"
+                    progress(f"{name} failed to load: {str(error)[:300]}")
+        if settings.design == "duet":
+            return _run_duet_rounds(arms, load_errors, settings, progress)
         return _run_rounds(arms, load_errors, settings, progress)
     finally:
         for arm in arms.values():
             arm.stop()
+
+
+def _identity(name: str, round_index: int, position: int, order: list, settings: SessionSettings) -> dict:
+    return {
+        "arm": name,
+        "round": round_index,
+        "order_position": position,
+        "round_order": json.dumps(order),
+        "seed": settings.seed,
+        "started_at": datetime.now(UTC).isoformat(),
+    }
+
+
+def duet_placement(pair: tuple[str, str], cores: list[int], seed: int, round_index: int) -> dict[str, int]:
+    """Which core each arm of a duet runs on, drawn per (seed, round, pair)."""
+    first, second = pair
+    swap = random.Random(f"{seed}:{round_index}:{first}:{second}").random() < 0.5
+    return {first: cores[1], second: cores[0]} if swap else {first: cores[0], second: cores[1]}
+
+
+def measure_duet(
+    pair: tuple[ArmProcess, ArmProcess],
+    placement: dict[str, int],
+    idle: list[ArmProcess],
+    index: int,
+    settings: SessionSettings,
+) -> dict[str, dict]:
+    """Both arms warm up, then sample at the same time, each pinned to its own core."""
+    for arm in pair:
+        set_tree_affinity(arm.tree, [placement[arm.name]])
+    for arm in pair:
+        arm.send({"op": "warmup"})
+    for arm in pair:
+        arm.receive(settings.timeout_s)
+    idle_trees = [p for other in idle if other.alive for p in other.tree]
+    cpu_before = read_proc_stat()
+    ticks_before = {arm.name: tree_cpu_ticks(arm.proc.pid, arm.tree) for arm in pair}
+    waits_before = {arm.name: tree_runqueue_wait_ns(arm.tree) for arm in pair}
+    idle_before = tree_cpu_ticks(0, idle_trees)
+    t0 = time.perf_counter()
+    for arm in pair:
+        arm.send({"op": "sample", "index": index})
+    replies, errors = {}, {}
+    for arm in pair:
+        try:
+            replies[arm.name] = arm.receive(settings.timeout_s)
+        except ArmFailed as error:
+            errors[arm.name] = str(error)
+    wall_s = time.perf_counter() - t0
+    cpu_after = read_proc_stat()
+    idle_cpu = (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS
+    out = {}
+    for arm in pair:
+        partner = next(other.name for other in pair if other is not arm)
+        core = placement[arm.name]
+        if arm.name in errors:
+            out[arm.name] = {"status": "failed", "error": errors[arm.name], "partner": partner, "core": core}
+            continue
+        own = tree_cpu_ticks(arm.proc.pid, arm.tree) - ticks_before[arm.name]
+        stolen = stolen_fraction(cpu_before, cpu_after, [core], own, wall_s)
+        out[arm.name] = {
+            **replies[arm.name],
+            "partner": partner,
+            "core": core,
+            "wall_s": wall_s,
+            "cpu_s": own / CLOCK_TICKS,
+            "runqueue_wait_s": (tree_runqueue_wait_ns(arm.tree) - waits_before[arm.name]) / 1e9,
+            "steal_s": (cpu_after[core].steal - cpu_before[core].steal) / CLOCK_TICKS,
+            "idle_engines_cpu_s": idle_cpu,
+            "stolen_frac": stolen,
+            "status": "contended" if stolen > settings.contention_limit else "ok",
+            "error": "",
+        }
+    return out
+
+
+def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
+    rows = []
+    for round_index in range(settings.rounds):
+        order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
+        t_round = time.time()
+        for slot, key in enumerate(order):
+            pair_names = tuple(key.split("|"))
+            placement = duet_placement(pair_names, settings.cores, settings.seed, round_index)
+            base = {n: {**_identity(n, round_index, slot, order, settings), "slot": slot} for n in pair_names}
+            dead = [n for n in pair_names if not arms[n].alive]
+            if dead:
+                for n in pair_names:
+                    reason = load_errors.get(n) or arms[n].error or f"partner {dead[0]} is down"
+                    rows.append(
+                        {
+                            **base[n],
+                            "status": "failed",
+                            "error": reason,
+                            "partner": next(m for m in pair_names if m != n),
+                            "core": placement[n],
+                        }
+                    )
+                continue
+            pair = (arms[pair_names[0]], arms[pair_names[1]])
+            idle = [a for n, a in arms.items() if n not in pair_names]
+            try:
+                measured = measure_duet(pair, placement, idle, round_index, settings)
+            except ArmFailed as error:  # a warm-up failed: both samples of the duet are lost
+                measured = {
+                    n: {
+                        "status": "failed",
+                        "error": str(error),
+                        "core": placement[n],
+                        "partner": next(m for m in pair_names if m != n),
+                    }
+                    for n in pair_names
+                }
+            settle = max([wait_until_idle(arm) for arm in pair if arm.alive], default=0.0)
+            for n in pair_names:
+                rows.append({**base[n], **measured[n], "settle_s": settle})
+        progress(
+            f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
+            + ", ".join(
+                f"{r['arm']}@{r.get('core')} {r.get('decode_tok_s', float('nan')):.2f}"
+                for r in rows
+                if r["round"] == round_index
+            )
+        )
+    return rows
 
 
 def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
@@ -183,25 +357,19 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
         t_round = time.time()
         for position, name in enumerate(order):
             arm = arms[name]
-            row = {
-                "arm": name,
-                "round": round_index,
-                "order_position": position,
-                "round_order": json.dumps(order),
-                "seed": settings.seed,
-                "started_at": datetime.now(UTC).isoformat(),
-            }
+            row = _identity(name, round_index, position, order, settings)
             if not arm.alive:
                 row.update(status="failed", error=load_errors.get(name) or arm.error)
             else:
                 try:
                     idle = [a for n, a in arms.items() if n != name]
                     row.update(measure_sample(arm, idle, round_index, settings), error="")
+                    row["settle_s"] = wait_until_idle(arm)
                 except ArmFailed as error:
                     row.update(status="failed", error=str(error))
             rows.append(row)
         progress(
             f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
-            + ", ".join(f"{r['arm']} {r.get('decode_tok_s', float('nan')):.2f}" for r in rows[-len(order):])
+            + ", ".join(f"{r['arm']} {r.get('decode_tok_s', float('nan')):.2f}" for r in rows[-len(order) :])
         )
     return rows

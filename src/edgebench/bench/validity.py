@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from edgebench.bench.compare import clean_values, paired_log_ratios
+from edgebench.bench.compare import aligned_pairs, paired_log_ratios
 from edgebench.stats import gate_outcome, paired_estimate, sequential_paired, wilson_interval
 
 
@@ -42,15 +42,20 @@ def block_outcomes(
 
 
 def cpu_ratio(frame: pd.DataFrame, baseline: str, candidate: str) -> float:
-    """Geometric mean of within-round CPU-seconds ratios: a busy-wait raises it, a sleep does not."""
-    base, cand = clean_values(frame, baseline, "cpu_s"), clean_values(frame, candidate, "cpu_s")
-    rounds = sorted(set(base.index) & set(cand.index))
-    return float(np.exp(np.mean(np.log(cand[rounds].to_numpy() / base[rounds].to_numpy()))))
+    """Geometric mean of paired CPU-seconds ratios: a busy-wait raises it, a sleep does not."""
+    base, cand = aligned_pairs(frame, "cpu_s", baseline, candidate)
+    return float(np.exp(np.mean(np.log(cand / base)))) if len(base) else float("nan")
 
 
-def validity_rows(frame: pd.DataFrame, calibration: dict, gates: dict, effects: dict[str, float]) -> list[dict]:
+def validity_rows(
+    frame: pd.DataFrame, calibration: dict, gates: dict, effects: dict[str, float]
+) -> list[dict]:
     """One row for the A/A twin (false alarms) and one per injected arm (power)."""
-    base, name, block_rounds = calibration["baseline"], calibration["metric"], int(calibration["block_rounds"])
+    base, name, block_rounds = (
+        calibration["baseline"],
+        calibration["metric"],
+        int(calibration["block_rounds"]),
+    )
     checks = [("false_alarm", calibration["twin"], 0.0)] + [
         ("power", arm, effects[arm]) for arm in calibration["injected"]
     ]
@@ -84,7 +89,7 @@ def validity_rows(frame: pd.DataFrame, calibration: dict, gates: dict, effects: 
                 "measured_effect": 1 - whole.ratio,
                 "sd_log": whole.sd_log,
                 "cpu_s_ratio": cpu_ratio(frame, base, arm),
-                "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval of the rate",
+                "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval",
             }
         )
     return rows

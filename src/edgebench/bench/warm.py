@@ -12,14 +12,28 @@ from edgebench.rows import arm_row
 from edgebench.studies import session_arms
 
 
+def duet_pairs(config: dict) -> list[tuple[str, str]]:
+    """The duets of every round: `bench.warm_pairs` if given, else every pair of benchmarked arms
+    plus the gate baseline beside each calibration arm."""
+    if config["bench"].get("warm_pairs"):
+        return [tuple(pair) for pair in config["bench"]["warm_pairs"]]
+    benched = [a for a, spec in config["arms"].items() if spec["bench"]]
+    pairs = [(a, b) for i, a in enumerate(benched) for b in benched[i + 1 :]]
+    baseline = config["gates"]["baseline"]
+    return pairs + [(baseline, arm) for arm in session_arms(config) if arm not in benched]
+
+
 def settings_from(config: dict) -> SessionSettings:
     bench = config["bench"]
+    design = bench["warm_design"]
     return SessionSettings(
         rounds=int(bench["warm_rounds"]),
         seed=int(bench["warm_seed"]),
         cores=bench.get("cpus") or sorted(os.sched_getaffinity(0)),
         timeout_s=float(bench["timeout_s"]),
         contention_limit=float(bench["contention_limit"]),
+        design=design,
+        pairs=duet_pairs(config) if design == "duet" else [],
     )
 
 
@@ -28,7 +42,11 @@ def measure_session(config: dict, build_dirs: dict[str, str], code_digest: str) 
     arms = session_arms(config)
     specs = {name: engine_spec(config, name, build_dirs[config["arms"][name]["build"]]) for name in arms}
     settings = settings_from(config)
-    print(f"warm session: {len(arms)} arms x {settings.rounds} rounds on cores {settings.cores}", flush=True)
+    print(
+        f"warm session ({settings.design}): {len(arms)} arms x {settings.rounds} rounds on cores "
+        f"{settings.cores}; duets: {settings.pairs}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="edgebench-warm-") as workdir:
         samples = run_session(specs, settings, Path(workdir), progress=_progress)
         for arm in arms:  # every engine's own log goes to the rule's log

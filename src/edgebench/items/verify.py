@@ -161,8 +161,21 @@ def calibration(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     verify thresholds, each rate with its Wilson interval in the evidence."""
     fa_max, power_min = item["verify"].get("false_alarm_max", 0.05), item["verify"].get("power_min", 0.9)
     evidence = frame[
-        ["check", "arm", "metric", "effect", "blocks", "block_rounds", "fails", "rate", "rate_low", "rate_high",
-         "measured_effect", "cpu_s_ratio", "whole_session_ratio"]
+        [
+            "check",
+            "arm",
+            "metric",
+            "effect",
+            "blocks",
+            "block_rounds",
+            "fails",
+            "rate",
+            "rate_low",
+            "rate_high",
+            "measured_effect",
+            "cpu_s_ratio",
+            "whole_session_ratio",
+        ]
     ].copy()
     if (frame["blocks"] == 0).any():
         return "inconclusive", evidence
