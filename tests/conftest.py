@@ -10,3 +10,24 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def default_config() -> dict:
     return copy.deepcopy(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()))
+
+
+# The smallest random-weight Llama the engines load: reps and sessions of it take seconds.
+TINY_MODEL = {
+    "kind": "tiny_random",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "layers": 1,
+    "heads": 1,
+    "kv_heads": 1,
+    "vocab_size": 512,
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    from edgebench.models.reference import build_reference
+
+    out = tmp_path_factory.mktemp("models") / "reference"
+    build_reference(TINY_MODEL, out)
+    return out

@@ -81,7 +81,7 @@ def test_prompt_is_compact_and_complete():
 
 
 def test_wilson_and_mcnemar():
-    from edgebench.agent.stats import mcnemar_exact, wilson_interval
+    from edgebench.stats import mcnemar_exact, wilson_interval
 
     low, high = wilson_interval(8, 10)
     assert 0.490 < low < 0.491 and 0.943 < high < 0.944  # Wilson 95% for 8/10: [0.4902, 0.9433]

@@ -117,3 +117,29 @@ def test_validity_false_alarms_and_power_on_synthetic_calibration():
     assert rows["busy"]["cpu_s_ratio"] == pytest.approx(1.05) and rows["sleep"][
         "cpu_s_ratio"
     ] == pytest.approx(1)
+
+
+def test_duets_pair_by_partner_and_a_core_difference_cancels_over_a_swap():
+    rows = []
+    for r in range(8):
+        core_of = {"base": r % 2, "cand": 1 - r % 2}  # cores swap every round
+        for arm, partner, speed in (("base", "cand", 100.0), ("cand", "base", 90.0)):
+            slow_core = 0.8 if core_of[arm] == 1 else 1.0  # one vCPU is 20% slower
+            rows.append(
+                {
+                    "arm": arm,
+                    "partner": partner,
+                    "round": r,
+                    "slot": 0,
+                    "core": core_of[arm],
+                    "status": "ok",
+                    "decode_tok_s": speed * slow_core,
+                    "cpu_s": 1.0,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    logs = paired_log_ratios(frame, "decode_tok_s", "base", "cand")
+    assert len(logs) == 4  # one value per swap of two rounds
+    np.testing.assert_allclose(logs, np.log(0.9) + 0.5 * np.log(0.8) - 0.5 * np.log(0.8), atol=1e-12)
+    row = compare_rows(frame, "base", ["decode_tok_s"])[0]
+    assert row["arm"] == "cand" and row["rounds"] == 4 and row["ratio"] == pytest.approx(0.9)

@@ -7,26 +7,9 @@ import time
 import pytest
 
 from edgebench.bench.runner import run_worker
-from edgebench.models.reference import build_reference
 
-TINY = {
-    "kind": "tiny_random",
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "layers": 1,
-    "heads": 1,
-    "kv_heads": 1,
-    "vocab_size": 512,
-}
 BENCH = {"prefill_tokens": 32, "decode_tokens": 64, "max_model_len": 128}
 LIMIT = 0.1
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models") / "reference"
-    build_reference(TINY, out)
-    return out
 
 
 def spec(model_dir):

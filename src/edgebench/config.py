@@ -105,6 +105,22 @@ def check_cross_fields(config: dict) -> None:
     if baseline not in config["arms"] or not config["arms"][baseline]["bench"]:
         raise ConfigError(f"config.gates.baseline: {baseline!r} is not an arm with bench: true")
     check_calibration(config)
+    session = [a for a, spec in config["arms"].items() if spec["bench"]]
+    if config.get("calibration"):
+        session += [config["calibration"]["twin"], *config["calibration"]["injected"]]
+    for pair in config["bench"].get("warm_pairs") or []:
+        outside = [a for a in pair if a not in session]
+        if outside or pair[0] == pair[1]:
+            raise ConfigError(
+                f"config.bench.warm_pairs: {pair} must name two different arms of the warm session "
+                f"({session})"
+            )
+    cal = config.get("calibration")
+    if cal and config["bench"]["warm_design"] == "duet" and cal["block_rounds"] % 2:
+        raise ConfigError(
+            f"config.calibration.block_rounds: {cal['block_rounds']} is odd; in duets a block holds whole "
+            "swaps (two rounds, the arms on opposite cores), so it must be even"
+        )
     check = config.get("crosscheck")
     if check and (check["arm"] not in config["arms"] or config["arms"][check["arm"]]["engine"] != "vllm"):
         raise ConfigError(f"config.crosscheck.arm: {check['arm']!r} is not a vllm arm of config.arms")

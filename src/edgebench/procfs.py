@@ -148,31 +148,32 @@ def parse_schedstat(text: str) -> tuple[int, int]:
     return int(run_ns), int(wait_ns)
 
 
+def thread_ids(pids: list[int]) -> list[int]:
+    """Every thread of the given processes (processes that ended are skipped)."""
+    tids = []
+    for pid in pids:
+        try:
+            tids += [int(task.name) for task in Path(f"/proc/{pid}/task").iterdir()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return tids
+
+
 def tree_runqueue_wait_ns(pids: list[int]) -> int:
     """Run-queue wait summed over every thread of the given processes (threads that ended drop out)."""
     total = 0
-    for pid in pids:
+    for tid in thread_ids(pids):
         try:
-            tasks = list(Path(f"/proc/{pid}/task").iterdir())
-        except (FileNotFoundError, ProcessLookupError):
+            total += parse_schedstat(Path(f"/proc/{tid}/schedstat").read_text())[1]
+        except (FileNotFoundError, ProcessLookupError, ValueError):
             continue
-        for task in tasks:
-            try:
-                total += parse_schedstat((task / "schedstat").read_text())[1]
-            except (FileNotFoundError, ProcessLookupError, ValueError):
-                continue
     return total
 
 
 def set_tree_affinity(pids: list[int], cores: list[int]) -> None:
     """Pin every thread of the given processes to `cores` (threads keep their own mask otherwise)."""
-    for pid in pids:
+    for tid in thread_ids(pids):
         try:
-            tasks = list(Path(f"/proc/{pid}/task").iterdir())
-        except (FileNotFoundError, ProcessLookupError):
+            os.sched_setaffinity(tid, cores)
+        except OSError:  # the thread ended meanwhile
             continue
-        for task in tasks:
-            try:
-                os.sched_setaffinity(int(task.name), cores)
-            except (ProcessLookupError, OSError):
-                continue

@@ -132,11 +132,13 @@ def sequential_paired(
     max_rounds: int,
     alpha: float = ALPHA,
     power: float = POWER,
+    equivalence_first: bool = False,
 ) -> SequentialResult:
     """Look every `look_every` rounds: stop as `better`/`worse` when a one-sided bound excludes
     ratio 1, or as `same` when both bounds lie within [1 - tolerance, 1/(1 - tolerance)] (TOST);
     `undecided` at the last look otherwise. Bounds are Pocock over the planned looks, the z bound
-    turned into a t quantile at each look's degrees of freedom."""
+    turned into a t quantile at each look's degrees of freedom. With `equivalence_first` (gates) a
+    change shown within the tolerance is `same` even when it is also shown to be non-zero."""
     values = np.asarray(log_ratios, dtype=float)
     values = values[np.isfinite(values)]
     planned = look_schedule(len(values), look_every, max_rounds)
@@ -155,11 +157,14 @@ def sequential_paired(
         crit = float(scipy_stats.t.ppf(scipy_stats.norm.cdf(z), n - 1))
         low, high = mean - crit * se, mean + crit * se
         used, taken = n, index + 1
-        if low > 0:
+        within = low > -margin and high < margin
+        if within and equivalence_first:
+            decision = "same"
+        elif low > 0:
             decision = "better"
         elif high < 0:
             decision = "worse"
-        elif low > -margin and high < margin:
+        elif within:
             decision = "same"
         if decision != "undecided":
             break
@@ -173,7 +178,8 @@ def sequential_paired(
 
 
 def gate_outcome(result: SequentialResult, tolerance: float) -> str:
-    """A gate over a sequential result: `pass` (within tolerance), `fail` (a slowdown shown),
+    """A gate over a sequential result (run with `equivalence_first`): `pass` (shown within the
+    tolerance, or better), `fail` (a slowdown shown, and not shown within the tolerance),
     `ungateable` when undecided and the noise floor (MDE) is wider than the tolerance, else
     `inconclusive`."""
     if result.decision in ("same", "better"):

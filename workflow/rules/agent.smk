@@ -50,7 +50,7 @@ rule agent_tables:
         reference=get_agent_reference_arm,
         retractions=RETRACTIONS,
         code=code_digest(
-            "agent/tables.py", "agent/stats.py", "retractions.py", *COMMON_CODE
+            "agent/tables.py", "stats.py", "retractions.py", *COMMON_CODE
         ),
     script:
         "../scripts/agent_tables.py"

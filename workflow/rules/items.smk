@@ -23,7 +23,7 @@ rule item_verdict:
         code=code_digest(
             "items",
             "bench/compare.py",
-            "agent/stats.py",
+            "stats.py",
             "retractions.py",
             "charts.py",
         ),

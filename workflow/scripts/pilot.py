@@ -10,6 +10,7 @@ import pandas as pd  # noqa: E402
 from edgebench.bench.pilot import run_design, summarize  # noqa: E402
 from edgebench.bench.spec import engine_spec  # noqa: E402
 from edgebench.bench.warm import settings_from  # noqa: E402
+from edgebench.provenance import PROVENANCE_COLUMNS  # noqa: E402
 from edgebench.rows import arm_row  # noqa: E402
 from edgebench.tables import write_parquet_atomic  # noqa: E402
 
@@ -29,16 +30,7 @@ with tempfile.TemporaryDirectory(prefix="edgebench-pilot-") as workdir:
 identity = arm_row(sm.config, pilot["arm"], code_digest=sm.params.code)
 summary = summarize(samples, float(sm.params.tolerance), int(sm.config["bench"]["warm_rounds"]))
 for frame in (samples, summary):
-    for key in (
-        "run_id",
-        "git_commit",
-        "git_dirty",
-        "config_digest",
-        "code_digest",
-        "host",
-        "cpu_model",
-        "versions",
-    ):
+    for key in PROVENANCE_COLUMNS:
         frame[key] = identity[key]
 write_parquet_atomic(samples, sm.output.samples)
 write_parquet_atomic(summary, sm.output.table)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from edgebench.agent.stats import mcnemar_exact, wilson_interval
+from edgebench.stats import mcnemar_exact, wilson_interval
 
 KINDS = ("all", "needs_change", "already_satisfied")
 

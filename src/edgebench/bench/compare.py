@@ -27,16 +27,25 @@ def clean_values(frame: pd.DataFrame, arm: str, name: str) -> pd.Series:
     return rows.set_index("round")[name].astype(float).sort_index()
 
 
+def is_duet(frame: pd.DataFrame) -> bool:
+    return "partner" in frame.columns and bool(frame["partner"].notna().any())
+
+
+def duet_table(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> pd.DataFrame:
+    """Clean duets of two arms, one row per duet: `{name}_b`, `{name}_c` and `round`, in order."""
+    clean = frame[(frame["status"] == CLEAN) & frame[name].notna()]
+    base = clean[(clean["arm"] == baseline) & (clean["partner"] == candidate)]
+    cand = clean[(clean["arm"] == candidate) & (clean["partner"] == baseline)]
+    return base.merge(cand, on=["round", "slot"], suffixes=("_b", "_c")).sort_values(["round", "slot"])
+
+
 def aligned_pairs(
     frame: pd.DataFrame, name: str, baseline: str, candidate: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Clean (baseline, candidate) values of one column, paired: by duet (same round and slot, each
     the other's partner) when the rows come from duets, else by round. In round order."""
-    if "partner" in frame.columns and frame["partner"].notna().any():
-        clean = frame[(frame["status"] == CLEAN) & frame[name].notna()]
-        base = clean[(clean["arm"] == baseline) & (clean["partner"] == candidate)]
-        cand = clean[(clean["arm"] == candidate) & (clean["partner"] == baseline)]
-        both = base.merge(cand, on=["round", "slot"], suffixes=("_b", "_c")).sort_values(["round", "slot"])
+    if is_duet(frame):
+        both = duet_table(frame, name, baseline, candidate)
         return both[f"{name}_b"].to_numpy(float), both[f"{name}_c"].to_numpy(float)
     base, cand = clean_values(frame, baseline, name), clean_values(frame, candidate, name)
     rounds = sorted(set(base.index) & set(cand.index))
@@ -44,14 +53,31 @@ def aligned_pairs(
 
 
 def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
-    """Oriented log(candidate/baseline) of every clean pair, in round order."""
-    base, cand = aligned_pairs(frame, name, baseline, candidate)
-    logs = np.log(cand / base)
-    return logs if metric(name).direction == "higher" else -logs
+    """Oriented log(candidate/baseline) of every clean pair, in round order. Duets are paired once
+    more: the two rounds of a swap (rounds 2j and 2j+1, the arms on opposite cores) are averaged,
+    so a difference between the cores cancels; one value per complete swap."""
+    sign = 1.0 if metric(name).direction == "higher" else -1.0
+    if not is_duet(frame):
+        base, cand = aligned_pairs(frame, name, baseline, candidate)
+        return sign * np.log(cand / base)
+    both = duet_table(frame, name, baseline, candidate)
+    by_round = dict(
+        zip(both["round"].astype(int), sign * np.log(both[f"{name}_c"] / both[f"{name}_b"]), strict=True)
+    )
+    swaps = sorted({r // 2 for r in by_round})
+    return np.array(
+        [
+            (by_round[2 * j] + by_round[2 * j + 1]) / 2
+            for j in swaps
+            if 2 * j in by_round and 2 * j + 1 in by_round
+        ]
+    )
 
 
-def planned_rounds(frame: pd.DataFrame) -> int:
-    return int(frame["round"].max()) + 1 if len(frame) else 0
+def planned_pairs(frame: pd.DataFrame) -> int:
+    """Paired values the study was planned to give: one per round, or one per swap of duets."""
+    rounds = int(frame["round"].max()) + 1 if len(frame) else 0
+    return rounds // 2 if is_duet(frame) else rounds
 
 
 def candidates(frame: pd.DataFrame, baseline: str) -> list[str]:
@@ -96,7 +122,9 @@ def gate_row(frame: pd.DataFrame, baseline: str, candidate: str, name: str, gate
     """Sequential gate of one candidate on one metric: pass | fail | inconclusive | ungateable."""
     logs = paired_log_ratios(frame, name, baseline, candidate)
     tolerance = float(gates["tolerance"])
-    result = sequential_paired(logs, tolerance, int(gates["look_every"]), max(planned_rounds(frame), 2))
+    result = sequential_paired(
+        logs, tolerance, int(gates["look_every"]), max(planned_pairs(frame), 2), equivalence_first=True
+    )
     return {
         "baseline": baseline,
         "arm": candidate,

@@ -1,6 +1,7 @@
 """Cross-check edgebench's throughput against vLLM's own latency benchmark, in the same run.
 
-One resident engine of the baseline arm; each round runs vLLM's `benchmarks.latency` (batch 1,
+One resident engine of the baseline arm, set up as in the warm session (one thread, pinned to one
+core); each round runs vLLM's `benchmarks.latency` (batch 1,
 input 16, output tg, its own code and timer, handed this engine) and edgebench's own samples, in an
 order that alternates by round. Both time the same request: 16 prompt tokens, tg tokens generated.
 The like-for-like figure is the request rate (tokens over the whole request); edgebench's decode
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebench.bench.session import ArmFailed, ArmProcess, SessionSettings
+from edgebench.bench.session import ArmFailed, ArmProcess, SessionSettings, single_thread
 from edgebench.stats import paired_estimate
 
 AGREEMENT = 0.02  # edgebench must agree with the engine's own tool within 2%
@@ -29,7 +30,8 @@ def run_crosscheck(
     spec: dict, settings: SessionSettings, iters: int, workdir: Path, progress=print
 ) -> list[dict]:
     """Per-round rows: the tool's and edgebench's request rates and edgebench's decode rate."""
-    arm = ArmProcess.start("crosscheck", spec, settings.cores, workdir)
+    # The engine as the warm session runs it: one thread, its whole process tree on one core.
+    arm = ArmProcess.start("crosscheck", single_thread(spec), settings.cores[:1], workdir)
     tokens = int(spec["bench"]["decode_tokens"])
     rows = []
     try:

@@ -16,6 +16,8 @@ def vllm_env(arm: dict) -> dict[str, str]:
         env["OMP_NUM_THREADS"] = str(arm.get("threads", 2))
     if arm.get("int4_w4a8") is not None:
         env["VLLM_CPU_INT4_W4A8"] = "1" if arm["int4_w4a8"] else "0"
+    if arm.get("single_process"):  # EngineCore inside the front end (the worker too, see load)
+        env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     if arm.get("inject_slowdown", 0) > 0:
         env["EDGEBENCH_INJECT_SLOWDOWN"] = str(arm["inject_slowdown"])
         env["EDGEBENCH_INJECT_KIND"] = str(arm.get("inject_kind", "sleep"))
@@ -60,6 +62,7 @@ class VllmEngine:
             max_num_seqs=4,
             max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
+            distributed_executor_backend="uni" if arm.get("single_process") else None,
             # Named methods run inside the worker process (the memory ledger), no pickled code.
             worker_extension_cls=worker_extension_cls,
         )
@@ -68,9 +71,8 @@ class VllmEngine:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        params = SamplingParams(
-            temperature=0.0, max_tokens=max_tokens, min_tokens=max_tokens, ignore_eos=True
-        )
+        # ignore_eos already generates max_tokens; min_tokens would add a per-step logits mask
+        params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids)], params, use_tqdm=False)
         return list(outputs[0].outputs[0].token_ids)
 

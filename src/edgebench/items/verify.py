@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_rounds
+from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_pairs
 from edgebench.stats import gate_outcome, mcnemar_exact, sequential_paired, wilson_interval
 
 DEFAULT_TOLERANCE = 0.025
@@ -29,7 +29,7 @@ def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     tolerance = float(item["verify"].get("tolerance", DEFAULT_TOLERANCE))
     look_every = int(item["verify"].get("look_every", 2))
     logs = paired_log_ratios(frame, name, baseline, candidate)
-    result = sequential_paired(logs, tolerance, look_every, max(planned_rounds(frame), 2))
+    result = sequential_paired(logs, tolerance, look_every, max(planned_pairs(frame), 2))
     evidence = pd.DataFrame(
         [
             {
