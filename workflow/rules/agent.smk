@@ -49,8 +49,6 @@ rule agent_tables:
     params:
         reference=get_agent_reference_arm,
         retractions=RETRACTIONS,
-        code=code_digest(
-            "agent/tables.py", "stats.py", "retractions.py", *COMMON_CODE
-        ),
+        code=code_digest("agent/tables.py", "stats.py", "retractions.py", *COMMON_CODE),
     script:
         "../scripts/agent_tables.py"
