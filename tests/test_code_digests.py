@@ -56,4 +56,11 @@ def test_editing_a_module_reruns_only_its_dependent_rules(tmp_path):
 
     guard = checkout / "src" / "edgebench" / "bench" / "guard.py"
     guard.write_text(guard.read_text() + "\n# a changed contention guard\n")
-    assert planned_jobs(checkout, workdir) == {"bench_rep": 6, "study_table": 1, "compare_and_gates": 1}
+    # the guard judges cold reps and warm samples alike
+    assert planned_jobs(checkout, workdir) == {
+        "bench_rep": 6,
+        "study_table": 1,
+        "warm_session": 1,
+        "warm_table": 1,
+        "compare_and_gates": 1,
+    }
