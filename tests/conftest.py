@@ -31,3 +31,15 @@ def tiny_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("models") / "reference"
     build_reference(TINY_MODEL, out)
     return out
+
+
+def hf_spec(model_dir, bench: dict, **extra) -> dict:
+    """A measuring process's spec for the tiny model on the transformers engine, one thread."""
+    return {
+        "engine": "hf",
+        "build_dir": str(model_dir),
+        "arm": {"threads": 1},
+        "vocab_size": 512,
+        "bench": bench,
+        **extra,
+    }

@@ -8,18 +8,14 @@ import pytest
 
 from edgebench.bench.runner import run_worker
 
+from .conftest import hf_spec
+
 BENCH = {"prefill_tokens": 32, "decode_tokens": 64, "max_model_len": 128}
 LIMIT = 0.1
 
 
 def spec(model_dir):
-    return {
-        "engine": "hf",
-        "build_dir": str(model_dir),
-        "arm": {"threads": 1},
-        "vocab_size": 512,
-        "bench": BENCH,
-    }
+    return hf_spec(model_dir, BENCH)
 
 
 def busy_loop(core: int, seconds: float) -> None:

@@ -6,18 +6,13 @@ import json
 
 from edgebench.bench.session import SessionSettings, round_order, run_session
 
+from .conftest import hf_spec
+
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
 
 
 def spec(model_dir, **extra):
-    return {
-        "engine": "hf",
-        "build_dir": str(model_dir),
-        "arm": {"threads": 1},
-        "vocab_size": 512,
-        "bench": BENCH,
-        **extra,
-    }
+    return hf_spec(model_dir, BENCH, **extra)
 
 
 def settings(rounds):

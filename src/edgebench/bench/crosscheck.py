@@ -100,6 +100,7 @@ def agreement_rows(rounds: list[dict], engine: str, tool: str) -> list[dict]:
                 "agreement": AGREEMENT,
                 "within": bool(abs(est.ratio - 1) <= AGREEMENT) if est.n else False,
                 "failed_rounds": len(rounds) - len(ok),
+                "error": "; ".join(r.get("error", "") for r in rounds if r.get("status") != "ok"),
             }
         )
     return out
