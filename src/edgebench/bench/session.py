@@ -171,31 +171,6 @@ def wait_until_idle(arm: ArmProcess, max_s: float = 3.0, window_s: float = 0.2) 
     return time.perf_counter() - start
 
 
-def measure_sample(arm: ArmProcess, idle: list[ArmProcess], index: int, settings: SessionSettings) -> dict:
-    """Warm-up, then one guarded sample; the parent's view of CPU, run-queue wait and steal."""
-    arm.request({"op": "warmup"}, settings.timeout_s)
-    idle_trees = [p for other in idle if other.alive for p in other.tree]
-    cpu_before, ticks_before = read_proc_stat(), tree_cpu_ticks(arm.proc.pid, arm.tree)
-    idle_before, wait_before = tree_cpu_ticks(0, idle_trees), tree_runqueue_wait_ns(arm.tree)
-    t0 = time.perf_counter()
-    reply = arm.request({"op": "sample", "index": index}, settings.timeout_s)
-    wall_s = time.perf_counter() - t0
-    cpu_after, ticks_after = read_proc_stat(), tree_cpu_ticks(arm.proc.pid, arm.tree)
-    own = ticks_after - ticks_before
-    steal = sum(cpu_after[c].steal - cpu_before[c].steal for c in settings.cores)
-    stolen = stolen_fraction(cpu_before, cpu_after, settings.cores, own, wall_s)
-    return {
-        **reply,
-        "wall_s": wall_s,
-        "cpu_s": own / CLOCK_TICKS,
-        "runqueue_wait_s": (tree_runqueue_wait_ns(arm.tree) - wait_before) / 1e9,
-        "steal_s": steal / CLOCK_TICKS,
-        "idle_engines_cpu_s": (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS,
-        "stolen_frac": stolen,
-        "status": "contended" if stolen > settings.contention_limit else "ok",
-    }
-
-
 def run_session(
     specs: dict[str, dict], settings: SessionSettings, workdir: Path, progress=print
 ) -> list[dict]:
@@ -239,37 +214,39 @@ def _identity(name: str, round_index: int, position: int, order: list, settings:
     }
 
 
-def duet_placement(pair: tuple[str, str], cores: list[int], round_index: int) -> dict[str, int]:
+def duet_placement(pair: tuple[str, str], cores: list[int], round_index: int) -> dict[str, list[int]]:
     """Which core each arm of a duet runs on: swapped every round, so two consecutive rounds cancel
     a difference between the cores (measured here: one vCPU ran up to ~18% slower than the other)."""
     first, second = pair if round_index % 2 == 0 else pair[::-1]
-    return {first: cores[0], second: cores[1]}
+    return {first: [cores[0]], second: [cores[1]]}
 
 
-def measure_duet(
-    pair: tuple[ArmProcess, ArmProcess],
-    placement: dict[str, int],
+def measure_together(
+    group: list[ArmProcess],
+    placement: dict[str, list[int]],
     idle: list[ArmProcess],
     index: int,
     settings: SessionSettings,
 ) -> dict[str, dict]:
-    """Both arms warm up, then sample at the same time, each pinned to its own core."""
-    for arm in pair:
-        set_tree_affinity(arm.tree, [placement[arm.name]])
-    for arm in pair:
+    """The arms of a group (one arm, or a duet) warm up, then sample at the same time, each pinned
+    to its cores; per arm the parent's view of CPU, run-queue wait, steal and the guard's verdict.
+    An arm whose sample fails gets a failed row; its partner's sample still counts."""
+    for arm in group:
+        set_tree_affinity(arm.tree, placement[arm.name])
+    for arm in group:
         arm.send({"op": "warmup"})
-    for arm in pair:
+    for arm in group:
         arm.receive(settings.timeout_s)
     idle_trees = [p for other in idle if other.alive for p in other.tree]
     cpu_before = read_proc_stat()
-    ticks_before = {arm.name: tree_cpu_ticks(arm.proc.pid, arm.tree) for arm in pair}
-    waits_before = {arm.name: tree_runqueue_wait_ns(arm.tree) for arm in pair}
+    ticks_before = {arm.name: tree_cpu_ticks(arm.proc.pid, arm.tree) for arm in group}
+    waits_before = {arm.name: tree_runqueue_wait_ns(arm.tree) for arm in group}
     idle_before = tree_cpu_ticks(0, idle_trees)
     t0 = time.perf_counter()
-    for arm in pair:
+    for arm in group:
         arm.send({"op": "sample", "index": index})
     replies, errors = {}, {}
-    for arm in pair:
+    for arm in group:
         try:
             replies[arm.name] = arm.receive(settings.timeout_s)
         except ArmFailed as error:
@@ -278,22 +255,19 @@ def measure_duet(
     cpu_after = read_proc_stat()
     idle_cpu = (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS
     out = {}
-    for arm in pair:
-        partner = next(other.name for other in pair if other is not arm)
-        core = placement[arm.name]
+    for arm in group:
+        cores = placement[arm.name]
         if arm.name in errors:
-            out[arm.name] = {"status": "failed", "error": errors[arm.name], "partner": partner, "core": core}
+            out[arm.name] = {"status": "failed", "error": errors[arm.name]}
             continue
         own = tree_cpu_ticks(arm.proc.pid, arm.tree) - ticks_before[arm.name]
-        stolen = stolen_fraction(cpu_before, cpu_after, [core], own, wall_s)
+        stolen = stolen_fraction(cpu_before, cpu_after, cores, own, wall_s)
         out[arm.name] = {
             **replies[arm.name],
-            "partner": partner,
-            "core": core,
             "wall_s": wall_s,
             "cpu_s": own / CLOCK_TICKS,
             "runqueue_wait_s": (tree_runqueue_wait_ns(arm.tree) - waits_before[arm.name]) / 1e9,
-            "steal_s": (cpu_after[core].steal - cpu_before[core].steal) / CLOCK_TICKS,
+            "steal_s": sum(cpu_after[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
             "idle_engines_cpu_s": idle_cpu,
             "stolen_frac": stolen,
             "status": "contended" if stolen > settings.contention_limit else "ok",
@@ -311,34 +285,20 @@ def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> 
             pair_names = tuple(key.split("|"))
             placement = duet_placement(pair_names, settings.cores, round_index)
             base = {n: {**_identity(n, round_index, slot, order, settings), "slot": slot} for n in pair_names}
+            partner = {pair_names[0]: pair_names[1], pair_names[1]: pair_names[0]}
+            base = {n: {**base[n], "partner": partner[n], "core": placement[n][0]} for n in pair_names}
             dead = [n for n in pair_names if not arms[n].alive]
             if dead:
                 for n in pair_names:
                     reason = load_errors.get(n) or arms[n].error or f"partner {dead[0]} is down"
-                    rows.append(
-                        {
-                            **base[n],
-                            "status": "failed",
-                            "error": reason,
-                            "partner": next(m for m in pair_names if m != n),
-                            "core": placement[n],
-                        }
-                    )
+                    rows.append({**base[n], "status": "failed", "error": reason})
                 continue
-            pair = (arms[pair_names[0]], arms[pair_names[1]])
+            pair = [arms[n] for n in pair_names]
             idle = [a for n, a in arms.items() if n not in pair_names]
             try:
-                measured = measure_duet(pair, placement, idle, round_index, settings)
+                measured = measure_together(pair, placement, idle, round_index, settings)
             except ArmFailed as error:  # a warm-up failed: both samples of the duet are lost
-                measured = {
-                    n: {
-                        "status": "failed",
-                        "error": str(error),
-                        "core": placement[n],
-                        "partner": next(m for m in pair_names if m != n),
-                    }
-                    for n in pair_names
-                }
+                measured = {n: {"status": "failed", "error": str(error)} for n in pair_names}
             settle = max([wait_until_idle(arm) for arm in pair if arm.alive], default=0.0)
             for n in pair_names:
                 rows.append({**base[n], **measured[n], "settle_s": settle})
@@ -367,8 +327,10 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
             else:
                 try:
                     idle = [a for n, a in arms.items() if n != name]
-                    row.update(measure_sample(arm, idle, round_index, settings), error="")
-                    row["settle_s"] = wait_until_idle(arm)
+                    row.update(
+                        measure_together([arm], {name: settings.cores}, idle, round_index, settings)[name]
+                    )
+                    row["settle_s"] = wait_until_idle(arm) if arm.alive else 0.0
                 except ArmFailed as error:
                     row.update(status="failed", error=str(error))
             rows.append(row)
