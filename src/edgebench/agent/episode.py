@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from edgebench.agent.device import Device
 from edgebench.agent.simulator import SimulatedDevice
 from edgebench.agent.tasks import Task, judge
 from edgebench.agent.uixml import Element, parse_hierarchy
@@ -21,7 +22,7 @@ class Episode:
     task: Task
     trial: int
     budget: int
-    device: SimulatedDevice
+    device: Device
     history: list[dict] = field(default_factory=list)
     steps: int = 0
     invalid: int = 0
@@ -48,8 +49,8 @@ def step_budget(task: Task) -> int:
     return max(10, 3 * scripted_length(task))
 
 
-def _device(task: Task) -> SimulatedDevice:
-    device = SimulatedDevice()
+def _device(task: Task, make_device: Callable[[], Device] = SimulatedDevice) -> Device:
+    device = make_device()
     device.reset(task.initial, task.seed)
     return device
 
@@ -63,23 +64,44 @@ def single(policy: Callable) -> DecideBatch:
     return decide
 
 
+DIRECTIONS = ("up", "down", "left", "right")
+GOAL_STATUSES = ("complete", "infeasible")
+
+
+def action_error(action: dict) -> str:
+    """Why an action object is malformed ("" when it is well formed). Indices are strict ints:
+    bools, floats, strings and numbers past any screen are malformed or out of range."""
+    kind = action.get("action")
+    if kind in ("click", "long_press", "input_text") and type(action.get("index")) is not int:
+        return "index must be an integer"
+    if kind == "input_text" and not isinstance(action.get("text"), str):
+        return "text must be a string"
+    if kind == "open_app" and not isinstance(action.get("name"), str):
+        return "name must be a string"
+    if kind == "scroll" and action.get("direction") not in DIRECTIONS:
+        return f"direction must be one of {DIRECTIONS}"
+    if kind == "status" and action.get("goal_status") not in GOAL_STATUSES:
+        return f"goal_status must be one of {GOAL_STATUSES}"
+    known = ("click", "long_press", "input_text", "scroll", "navigate_back", "navigate_home", "open_app")
+    if kind not in (*known, "wait", "status"):
+        return f"unknown action {kind[:40] if isinstance(kind, str) else type(kind).__name__!r}"
+    return ""
+
+
 def apply(episode: Episode, action: Decision) -> None:
+    """One step: a well-formed action is applied; anything else costs the step and is counted."""
     episode.steps += 1
-    if action is None:
+    if action is None or action_error(action):
         episode.invalid += 1
         episode.device.step += 1
         return
     episode.history.append(action)
-    if action.get("action") == "status":
-        goal_status = action.get("goal_status")
-        if goal_status in ("complete", "infeasible"):
-            episode.final_status = goal_status
-        else:
-            episode.invalid += 1
+    if action["action"] == "status":
+        episode.final_status = action["goal_status"]
         return
     try:
         episode.device.act(action)
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except ValueError:  # well formed but impossible here: no such element, not editable, no such app
         episode.invalid += 1
 
 
@@ -110,6 +132,7 @@ def result_row(episode: Episode, policy: str) -> dict:
         "goal_met": verdict.goal_met,
         "untouched_if_satisfied": verdict.untouched_if_satisfied,
         "unrelated_unchanged": verdict.unrelated_unchanged,
+        "exact_change": verdict.exact_change,
         "status_ok": verdict.status_ok,
         "reached": verdict.reached,
         "final_status": episode.final_status or "none",
@@ -121,15 +144,21 @@ def result_row(episode: Episode, policy: str) -> dict:
     }
 
 
-def run_policy(tasks: list[Task], policy_name: str, trials: int = 1) -> list[dict]:
-    """Run a baseline policy over tasks; each trial is a fresh episode with a fresh policy."""
+def run_policy(
+    tasks: list[Task], policy_name: str, trials: int = 1, make_device: Callable[[], Device] = SimulatedDevice
+) -> list[dict]:
+    """Run a baseline policy over the tasks it applies to; each trial is a fresh episode with a
+    fresh policy, on a fresh device from `make_device`."""
     from edgebench.agent.policies import BASELINES
 
+    policy = BASELINES[policy_name]
     rows = []
     for task in tasks:
+        if policy.applies_to is not None and task.template not in policy.applies_to:
+            continue
         budget = step_budget(task)
         for trial in range(trials):
-            episode = Episode(task, trial, budget, _device(task))
-            run_lockstep([episode], single(BASELINES[policy_name](task)))
+            episode = Episode(task, trial, budget, _device(task, make_device))
+            run_lockstep([episode], single(policy(task)))
             rows.append(result_row(episode, policy_name))
     return rows

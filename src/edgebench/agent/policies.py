@@ -10,21 +10,23 @@ from edgebench.agent.simulator import clock_text
 from edgebench.agent.tasks import Task
 from edgebench.agent.uixml import Element, format_elements, normalize
 
+# A toggle task: the switch's label, then the rows that lead to it, nearest first.
 TOGGLES = {
-    "wifi": ("Wi-Fi", "Internet", "Network & internet"),
-    "bluetooth": ("Use Bluetooth", "Bluetooth", "Connected devices"),
+    "wifi": ("Wi-Fi", ("Internet", "Network & internet")),
+    "bluetooth": ("Use Bluetooth", ("Bluetooth", "Connection preferences", "Connected devices")),
 }
 
 
 def find(
     elements: list[Element], text: str | None = None, rid: str | None = None, switch_of: str | None = None
 ):
+    """The first element with this label, resource id (without package), or switch in this row."""
     for e in elements:
-        if text is not None and e.text == text:
+        if text is not None and e.label == text:
             return e
-        if rid is not None and e.resource_id.endswith(rid):
+        if rid is not None and e.rid == rid:
             return e
-        if switch_of is not None and e.checkable and e.row_title == switch_of:
+        if switch_of is not None and e.checkable and e.label == switch_of:
             return e
     return None
 
@@ -37,12 +39,20 @@ def status(value: str = "complete") -> dict:
     return {"action": "status", "goal_status": value}
 
 
+def alarm_label(hour: int, minute: int) -> str:
+    return normalize(clock_text(hour, minute))
+
+
 class ScriptedPolicy:
-    """Known-good: finds elements by text or resource id, changes state only when the goal needs it."""
+    """Known-good: finds elements by label or resource id, changes state only when the goal needs it."""
+
+    applies_to: tuple[str, ...] | None = None  # the templates a baseline is meant for (None: all)
 
     def __init__(self, task: Task) -> None:
         self.task = task
         self.switch_clicks = 0
+        self.other_number_seen = False
+        self.saved = False
 
     def __call__(self, elements: list[Element], history: list[dict]) -> dict:
         t = self.task.template
@@ -66,13 +76,13 @@ class ScriptedPolicy:
         raise ValueError(f"no script for template {t!r}")
 
     def _toggle(self, elements, kind: str, on: bool) -> dict:
-        switch_title, row, section = TOGGLES[kind]
-        switch = find(elements, switch_of=switch_title)
+        switch_label, path = TOGGLES[kind]
+        switch = find(elements, switch_of=switch_label)
         if switch is not None:
             return self._flip(switch) if switch.checked != on else status()
-        for text in (row, section):
+        for text in path:
             target = find(elements, text=text)
-            if target is not None:
+            if target is not None and target.clickable:
                 return click(target)
         return {"action": "open_app", "name": "Settings"}
 
@@ -90,15 +100,14 @@ class ScriptedPolicy:
         opening = self._open(elements, "Clock", "Add alarm")
         if opening:
             return opening
-        wanted = normalize(clock_text(hour, minute))
-        switch = find(elements, switch_of=wanted)
+        switch = find(elements, switch_of=alarm_label(hour, minute))
         if switch is not None:
             return status() if switch.checked else self._flip(switch)
         return click(find(elements, text="Add alarm"))
 
     def _fill_picker(self, elements, hour: int, minute: int) -> dict:
-        mode = find(elements, text="Switch to text input mode")
-        if mode is not None:
+        mode = find(elements, rid="material_timepicker_mode_button")
+        if "text input" in mode.label:
             return click(mode)
         fields = {
             "material_hour_text_input": str((hour % 12) or 12),
@@ -117,12 +126,11 @@ class ScriptedPolicy:
         opening = self._open(elements, "Clock", "Add alarm")
         if opening:
             return opening
-        switch = find(
-            elements, switch_of=normalize(clock_text(self.task.params["hour"], self.task.params["minute"]))
-        )
+        switch = find(elements, switch_of=alarm_label(self.task.params["hour"], self.task.params["minute"]))
         return self._flip(switch) if switch is not None and switch.checked else status()
 
     def _add_contact(self, elements) -> dict:
+        """Contacts match on name and phone: a contact with the name is opened to read its number."""
         name, phone = self.task.params["name"], self.task.params["phone"]
         save = find(elements, text="Save")
         if save is not None:
@@ -130,18 +138,27 @@ class ScriptedPolicy:
                 field = find(elements, rid=rid)
                 if field.text != value:
                     return {"action": "input_text", "index": field.index, "text": value}
+            self.saved = True
             return click(save)
+        if find(elements, rid="large_title") is not None:  # a contact's details
+            if find(elements, text=phone) is not None:
+                return status()
+            self.other_number_seen = True
+            return {"action": "navigate_back"}
         opening = self._open(elements, "Contacts", "Create contact")
         if opening:
             return opening
-        return (
-            status()
-            if find(elements, text=name) is not None
-            else click(find(elements, text="Create contact"))
-        )
+        if self.saved:
+            return status()
+        existing = find(elements, text=name)
+        if existing is not None and not self.other_number_seen:
+            return click(existing)
+        return click(find(elements, text="Create contact"))
 
 
 class DoNothingPolicy:
+    applies_to = None
+
     def __init__(self, task: Task) -> None:
         self.task = task
 
@@ -177,8 +194,44 @@ class TypeNeverSavePolicy(ScriptedPolicy):
         return self._open(elements, "Clock", "Add alarm") or click(find(elements, text="Add alarm"))
 
 
+class AllAlarmsOffPolicy(ScriptedPolicy):
+    """Asked to turn off one alarm, turns off every alarm: the task done too broadly."""
+
+    applies_to = ("alarm_off",)
+
+    def _alarm_off(self, elements) -> dict:
+        opening = self._open(elements, "Clock", "Add alarm")
+        if opening:
+            return opening
+        switch = next((e for e in elements if e.rid == "onoff" and e.checked), None)
+        return self._flip(switch) if switch is not None else status()
+
+
+class AlarmAndToggleAnotherPolicy(ScriptedPolicy):
+    """Adds the alarm as asked, then toggles one other alarm: collateral damage."""
+
+    applies_to = ("add_alarm",)
+
+    def __init__(self, task: Task) -> None:
+        super().__init__(task)
+        self.toggled = False
+
+    def _add_alarm(self, elements) -> dict:
+        action = super()._add_alarm(elements)
+        if action != status() or self.toggled:
+            return action
+        wanted = alarm_label(self.task.params["hour"], self.task.params["minute"])
+        other = next((e for e in elements if e.rid == "onoff" and e.label != wanted), None)
+        if other is None:
+            return action
+        self.toggled = True
+        return click(other)
+
+
 class RandomPolicy:
     """Uniform over action forms: the chance floor for navigation and completion."""
+
+    applies_to = None
 
     def __init__(self, task: Task) -> None:
         self.rng = random.Random(task.seed)
@@ -200,6 +253,8 @@ BASELINES = {
     "round_trip": RoundTripPolicy,
     "type_never_save": TypeNeverSavePolicy,
     "random": RandomPolicy,
+    "all_alarms_off": AllAlarmsOffPolicy,
+    "alarm_and_toggle_another": AlarmAndToggleAnotherPolicy,
 }
 
 ACTION_FORMS = (
@@ -233,7 +288,7 @@ def first_json_object(text: str) -> dict | None:
             continue
         try:
             value, _ = decoder.raw_decode(text[start:])
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # bad JSON, a 5,000-digit number, 2,000-deep nesting
             continue
         if isinstance(value, dict) and isinstance(value.get("action"), str):
             return value

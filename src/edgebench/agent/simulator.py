@@ -1,25 +1,51 @@
 """A simulated phone: screens rendered as uiautomator XML from state, taps resolved by bounds.
 
-Settings (Network & internet > Internet > Wi-Fi; Connected devices > Bluetooth), Clock (alarm list,
-time picker with dial and typed modes, AM/PM, OK/Cancel) and Contacts (list, editor with Save;
-back discards). Every state change is logged as (step, key, old, new); every screen visited is
-logged too.
+The screens copy the structure of real Android 13/14 dumps (stock Settings, Google Clock): the
+clickable node of a Settings row is the row, its switch is `android:id/switch_widget` (checkable, not
+clickable), page titles are the `content-desc` of `collapsing_toolbar`, the up button is an
+ImageButton labelled "Navigate up", the Clock's add button is `fab` labelled only by content-desc,
+alarm times read `8:30\u200aAM`, the time picker's AM/PM are CompoundButtons. Contacts (no real dump
+was available) follow the same conventions.
+
+Screens: Settings > Network & internet (Internet > Wi-Fi switch; Airplane mode switch), Settings >
+Connected devices > Connection preferences > Bluetooth ("Use Bluetooth"); Clock alarm list > time
+picker (dial and typed modes, AM/PM, OK/Cancel); Contacts list > contact details, and > editor
+(Save; back discards). Every state change is logged as (step, key, old, new); every screen visited
+is logged too. Not modelled: scrolling, expanding an alarm card, editing an existing alarm's time.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
-from edgebench.agent.state import Change, DeviceState, diff
+from edgebench.agent.state import WIFI_OFF, Change, DeviceState, diff, wifi_value
+from edgebench.agent.uixml import Element, element_at, parse_hierarchy, xml_safe
 
-WIDTH, ROW_H, TOP = 1080, 150, 240
-NBHY = "\u2011"  # real Settings write "Wi‑Fi" with a non-breaking hyphen
-NNBSP = "\u202f"  # and put a narrow no-break space before AM/PM
+WIDTH, HEIGHT, TOP = 1080, 2400, 66  # the app window starts below a 66 px status bar
+NBHY = "\u2011"  # real Settings summaries write "Wi‑Fi" with a non-breaking hyphen
+HAIR = "\u200a"  # and the Clock puts a hair space before AM/PM
+SETTINGS = "com.android.settings:id/"
+CLOCK = "com.google.android.deskclock:id/"
+CONTACTS = "com.google.android.contacts:id/"
 APPS = {"settings": "Settings", "clock": "Clock", "contacts": "Contacts"}
-APP_ROOT = {"settings": "settings", "clock": "clock", "contacts": "contacts"}
+APP_OF_SCREEN = {
+    "clock": "clock",
+    "picker": "clock",
+    "contacts": "contacts",
+    "contact": "contacts",
+    "editor": "contacts",
+}
+DIAL_ORDER = (11, 12, 10, 1, 2, 9, 3, 8, 7, 6, 5, 4)  # the real dial's document order (positions 1-12)
+PACKAGES = {
+    "launcher": "com.android.launcher3",
+    "settings": "com.android.settings",
+    "clock": "com.google.android.deskclock",
+    "contacts": "com.google.android.contacts",
+}
 
 
 @dataclass
@@ -27,45 +53,59 @@ class Widget:
     cls: str
     text: str = ""
     rid: str = ""
+    desc: str = ""
     clickable: bool = False
     checkable: bool = False
     checked: bool = False
     on_tap: Callable[[], None] | None = None
     on_text: Callable[[str], None] | None = None
     children: list[Widget] = field(default_factory=list)
+    column: bool = False  # children stacked top to bottom instead of left to right
+    end: bool = False  # a fixed 200 px slot at the right end of its parent (switches, icons)
+    height: int = 215  # for screen-level blocks
+    place: tuple[float, float, float, float] | None = None  # fractions of the parent's box
 
 
-def row(title: str, on_tap, rid="android:id/title", summary: str = "", switch: bool | None = None) -> Widget:
-    children = [Widget("android.widget.TextView", title, rid)]
+def _noop() -> None:
+    return None
+
+
+def text_view(text: str, rid: str = "", desc: str = "", on_tap=None) -> Widget:
+    return Widget("android.widget.TextView", text, rid, desc, clickable=on_tap is not None, on_tap=on_tap)
+
+
+def settings_row(title: str, on_tap, summary: str = "", switch: bool | None = None, rid="android:id/title"):
+    """A Settings preference row: the row is clickable, the switch only shows the state."""
+    texts = [text_view(title, rid)]
     if summary:
-        children.append(Widget("android.widget.TextView", summary, "android:id/summary"))
+        texts.append(text_view(summary, "android:id/summary"))
+    children = [
+        Widget("android.widget.LinearLayout", rid=SETTINGS + "icon_frame", end=False, children=[]),
+        Widget("android.widget.RelativeLayout", rid=SETTINGS + "text_frame", column=True, children=texts),
+    ]
     if switch is not None:
+        switch_widget = Widget(
+            "android.widget.Switch", rid="android:id/switch_widget", checkable=True, checked=switch
+        )
         children.append(
             Widget(
-                "android.widget.Switch",
-                "",
-                "android:id/switch_widget",
-                clickable=True,
-                checkable=True,
-                checked=switch,
-                on_tap=on_tap,
+                "android.widget.LinearLayout",
+                rid="android:id/widget_frame",
+                end=True,
+                children=[switch_widget],
             )
         )
     return Widget("android.widget.LinearLayout", clickable=True, on_tap=on_tap, children=children)
 
 
-def text_field(text: str, rid: str, on_text: Callable[[str], None]) -> Widget:
+def text_field(text: str, rid: str, on_text: Callable[[str], None], on_tap) -> Widget:
     """An editable field: a tap focuses it (no state change), input_text replaces its text."""
-    return Widget("android.widget.EditText", text, rid, clickable=True, on_text=on_text, on_tap=_focus)
-
-
-def _focus() -> None:
-    return None
+    return Widget("android.widget.EditText", text, rid, clickable=True, on_text=on_text, on_tap=on_tap)
 
 
 def clock_text(hour: int, minute: int) -> str:
-    suffix = "AM" if hour < 12 else "PM"
-    return f"{(hour % 12) or 12}:{minute:02d}{NNBSP}{suffix}"
+    """How the Clock writes a time: `8:30\u200aAM`."""
+    return f"{(hour % 12) or 12}:{minute:02d}{HAIR}{'AM' if hour < 12 else 'PM'}"
 
 
 class SimulatedDevice:
@@ -78,9 +118,12 @@ class SimulatedDevice:
         self.step = 0
         self.changes: list[Change] = []
         self.visited: list[str] = []
+        self.rng = random.Random(0)
         self._layout: list[tuple[tuple[int, int, int, int], Widget, int]] = []
         self._picker: dict = {}
         self._editor: dict = {}
+        self._contact: tuple[str, str] | None = None
+        self._focused: Widget | None = None
 
     # --- Device interface -------------------------------------------------------------------
     def reset(self, initial_state: DeviceState, seed: int) -> None:
@@ -89,38 +132,46 @@ class SimulatedDevice:
         self.screen, self.stack, self.step = "launcher", [], 0
         self.changes, self.visited = [], ["launcher"]
         self.state.foreground = "launcher"
+        self._focused = None
 
     def snapshot(self) -> DeviceState:
         return self.state.copy()
 
     def observe(self) -> str:
-        rows = getattr(self, f"_screen_{self.screen}")()
+        blocks = getattr(self, f"_screen_{self.screen}")()
         self._layout = []
-        body = "".join(
-            self._render(w, (0, TOP + i * ROW_H, WIDTH, TOP + (i + 1) * ROW_H - 10), 2)
-            for i, w in enumerate(rows)
-        )
+        body, y = "", TOP
+        for block in blocks:
+            body += self._render(block, (0, y, WIDTH, y + block.height), 2)
+            y += block.height
+        package = PACKAGES[self.state.foreground]
         return (
-            f'<hierarchy rotation="0"><node index="0" class="android.widget.FrameLayout" text="" '
-            f'resource-id="" package="{self.state.foreground}" clickable="false" checkable="false" '
-            f'checked="false" bounds="[0,0][{WIDTH},2400]">{body}</node></hierarchy>'
+            "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
+            f'<hierarchy rotation="0"><node index="0" text="" resource-id="" '
+            f'class="android.widget.FrameLayout" package="{package}" content-desc="" '
+            f'checkable="false" checked="false" clickable="false" bounds="[0,0][{WIDTH},{HEIGHT}]">'
+            f"{body}</node></hierarchy>"
         )
 
     def act(self, action: dict) -> None:
-        """Apply one parsed action; raises ValueError for an action that cannot apply here."""
+        """Apply one well-formed action; raises ValueError for one that cannot apply on this screen."""
         before = self.state.copy()
         self.step += 1
         kind = action.get("action")
         if kind in ("click", "long_press"):
-            self.tap(*self._element_centre(action))
+            self.tap(*self._element(action).centre)
         elif kind == "input_text":
-            self.type_text(self._element_centre(action), str(action.get("text", "")))
+            element = self._element(action)
+            if not element.editable:
+                raise ValueError(f"input_text on element {element.index}, which is not editable")
+            self.tap(*element.centre)  # focus, then type (replacing), as adb does
+            self.type_focused(str(action.get("text", "")))
         elif kind == "navigate_back":
-            self._back()
+            self.back()
         elif kind == "navigate_home":
-            self._go("launcher", reset_stack=True)
+            self.home()
         elif kind == "open_app":
-            self._open_app(str(action.get("name", "")))
+            self.open_app(str(action.get("name", "")))
         elif kind in ("scroll", "wait", "status"):
             pass
         else:
@@ -128,177 +179,337 @@ class SimulatedDevice:
         self.changes += diff(before, self.state, self.step)
 
     # --- taps and text, resolved by position like a touch screen -------------------------------
-    def _element_centre(self, action: dict) -> tuple[int, int]:
-        from edgebench.agent.uixml import parse_hierarchy
+    def _element(self, action: dict) -> Element:
+        return element_at(parse_hierarchy(self.observe()), action.get("index"))
 
-        elements = parse_hierarchy(self.observe())
-        index = action.get("index")
-        if not isinstance(index, int) or not 0 <= index < len(elements):
-            raise ValueError(f"no element with index {index!r} (screen has {len(elements)})")
-        return elements[index].centre
-
-    def _hit(self, x: int, y: int, want: str) -> Widget | None:
-        """The deepest widget under the point that handles `want` (tap or text)."""
+    def _hit(self, x: int, y: int) -> Widget | None:
+        """The deepest widget under the point that handles a tap."""
         hits = [
             (depth, w)
             for (x1, y1, x2, y2), w, depth in self._layout
-            if x1 <= x <= x2 and y1 <= y <= y2 and getattr(w, want) is not None
+            if x1 <= x <= x2 and y1 <= y <= y2 and w.on_tap is not None
         ]
-        return max(hits, key=lambda hit: hit[0])[1] if hits else None
+        return max(hits, key=_depth)[1] if hits else None
 
     def tap(self, x: int, y: int) -> None:
-        widget = self._hit(x, y, "on_tap")
+        if not self._layout:
+            self.observe()
+        widget = self._hit(x, y)
+        self._focused = widget if widget is not None and widget.on_text is not None else None
         if widget is not None:
             widget.on_tap()
 
-    def type_text(self, point: tuple[int, int], text: str) -> None:
-        widget = self._hit(*point, "on_text")
-        if widget is None:
+    def type_focused(self, text: str) -> None:
+        if self._focused is None:
             raise ValueError("input_text on an element that is not editable")
-        widget.on_text(text)
+        self._focused.on_text(xml_safe(text))
 
     # --- rendering ------------------------------------------------------------------------------
     def _render(self, w: Widget, bounds: tuple[int, int, int, int], depth: int) -> str:
         self._layout.append((bounds, w, depth))
         x1, y1, x2, y2 = bounds
         inner = ""
-        flow = [c for c in w.children if not c.cls.endswith("Switch")]
-        width = (x2 - x1 - 240) // max(len(flow), 1)
+        flow = [c for c in w.children if not c.end and c.place is None]
+        ends = [c for c in w.children if c.end]
         for child in w.children:
-            if child.cls.endswith("Switch"):  # a switch sits at the right end of its row
-                cb = (x2 - 200, y1 + 20, x2 - 40, y2 - 20)
+            if child.place is not None:
+                fx1, fy1, fx2, fy2 = child.place
+                width, height = x2 - x1, y2 - y1
+                box = (
+                    x1 + int(fx1 * width),
+                    y1 + int(fy1 * height),
+                    x1 + int(fx2 * width),
+                    y1 + int(fy2 * height),
+                )
+                inner += self._render(child, box, depth + 1)
+        right = x2 - 200 * len(ends)
+        for i, child in enumerate(flow):
+            if w.column:
+                step = (y2 - y1) // len(flow)
+                box = (x1, y1 + i * step, x2, y1 + (i + 1) * step)
             else:
-                i = flow.index(child)
-                cb = (x1 + 40 + i * width, y1 + 10, x1 + 40 + (i + 1) * width - 10, y2 - 10)
-            inner += self._render(child, cb, depth + 1)
+                step = (right - x1) // len(flow)
+                box = (x1 + i * step, y1, x1 + (i + 1) * step, y2)
+            inner += self._render(child, box, depth + 1)
+        for i, child in enumerate(ends):
+            inner += self._render(child, (right + 200 * i, y1, right + 200 * (i + 1), y2), depth + 1)
         attrs = (
-            f'index="0" class="{w.cls}" text={quoteattr(w.text)} resource-id="{w.rid}" '
-            f'package="{self.state.foreground}" clickable="{str(w.clickable).lower()}" '
+            f'index="0" text={quoteattr(xml_safe(w.text))} resource-id="{w.rid}" class="{w.cls}" '
+            f'package="{PACKAGES[self.state.foreground]}" content-desc={quoteattr(xml_safe(w.desc))} '
             f'checkable="{str(w.checkable).lower()}" checked="{str(w.checked).lower()}" '
-            f'bounds="[{x1},{y1}][{x2},{y2}]"'
+            f'clickable="{str(w.clickable).lower()}" bounds="[{x1},{y1}][{x2},{y2}]"'
         )
         return f"<node {attrs}>{inner}</node>"
 
     # --- navigation -------------------------------------------------------------------------------
-    def _go(self, screen: str, reset_stack: bool = False) -> None:
-        if reset_stack:
-            self.stack = []
-        elif self.screen != screen:
+    def _go(self, screen: str) -> None:
+        if self.screen != screen:
             self.stack.append(self.screen)
+        self._show(screen)
+
+    def _show(self, screen: str) -> None:
         self.screen = screen
         self.visited.append(screen)
-        self.state.foreground = "launcher" if screen == "launcher" else self._app_of(screen)
+        self.state.foreground = "launcher" if screen == "launcher" else APP_OF_SCREEN.get(screen, "settings")
+        self._focused = None
 
-    @staticmethod
-    def _app_of(screen: str) -> str:
-        if screen in ("clock", "picker"):
-            return "clock"
-        if screen in ("contacts", "editor"):
-            return "contacts"
-        return "settings"
+    def _goto(self, screen: str) -> Callable[[], None]:
+        def go() -> None:
+            self._go(screen)
 
-    def _back(self) -> None:
+        return go
+
+    def back(self) -> None:
         self._picker, self._editor = {}, {}  # leaving an editor or picker discards it
         if self.stack:
-            self.screen = self.stack.pop()
-            self.visited.append(self.screen)
-            self.state.foreground = "launcher" if self.screen == "launcher" else self._app_of(self.screen)
+            self._show(self.stack.pop())
         else:
-            self._go("launcher", reset_stack=True)
+            self.home()
 
-    def _open_app(self, name: str) -> None:
+    def home(self) -> None:
+        self.stack = []
+        self._show("launcher")
+
+    def open_app(self, name: str) -> None:
         for key, title in APPS.items():
             if name.strip().lower() == title.lower():
-                self._go("launcher", reset_stack=True)
-                self._go(APP_ROOT[key])
+                self.home()
+                self._go(key)
                 return
         raise ValueError(f"no app named {name!r}")
 
-    # --- screens ----------------------------------------------------------------------------------
+    # --- Settings ---------------------------------------------------------------------------------
     def _screen_launcher(self) -> list[Widget]:
         return [
             Widget(
                 "android.widget.TextView",
                 title,
                 "com.android.launcher3:id/icon",
+                desc=title,
                 clickable=True,
-                on_tap=lambda key=key: self._go(APP_ROOT[key]),
+                on_tap=self._goto(key),
+                height=300,
             )
             for key, title in APPS.items()
         ]
 
-    def _title(self, text: str) -> Widget:
-        return Widget("android.widget.TextView", text, "com.android.settings:id/collapsing_toolbar")
-
-    def _dead_end(self, name: str) -> Callable[[], None]:
-        return lambda: self._go(name)
+    def _app_bar(self, title: str, extra: list[Widget] | None = None) -> Widget:
+        """The collapsing toolbar of a Settings page: its content-desc is the page title."""
+        up = Widget("android.widget.ImageButton", desc="Navigate up", clickable=True, on_tap=self.back)
+        bar = Widget("android.view.ViewGroup", rid=SETTINGS + "action_bar", children=[up, *(extra or [])])
+        return Widget(
+            "android.widget.FrameLayout",
+            rid=SETTINGS + "collapsing_toolbar",
+            desc=title,
+            children=[bar],
+            height=492,
+        )
 
     def _screen_settings(self) -> list[Widget]:
-        return [
-            self._title("Settings"),
-            row("Network & internet", lambda: self._go("network"), summary=f"Mobile, Wi{NBHY}Fi, hotspot"),
-            row("Connected devices", lambda: self._go("connected"), summary="Bluetooth, pairing"),
-            row("Display", self._dead_end("display"), summary="Dark theme, font size"),
-            row("Apps", self._dead_end("apps"), summary="Recent apps, default apps"),
+        header = Widget(
+            "android.widget.LinearLayout",
+            rid=SETTINGS + "app_bar",
+            column=True,
+            height=671,
+            children=[
+                Widget(
+                    "android.widget.ImageView",
+                    rid=SETTINGS + "account_avatar",
+                    clickable=True,
+                    desc="Profile picture, double tap to open Google Account",
+                    on_tap=self._goto("account"),
+                ),
+                text_view("Settings", SETTINGS + "homepage_title"),
+                Widget(
+                    "android.view.ViewGroup",
+                    rid=SETTINGS + "search_action_bar",
+                    clickable=True,
+                    on_tap=self._goto("search"),
+                    children=[text_view("Search settings", SETTINGS + "search_action_bar_title")],
+                ),
+            ],
+        )
+        rows = [
+            settings_row("Network & internet", self._goto("network"), f"Mobile, Wi{NBHY}Fi, hotspot"),
+            settings_row("Connected devices", self._goto("connected"), "Bluetooth, pairing"),
+            settings_row("Apps", self._goto("apps"), "Assistant, recent apps, default apps"),
+            settings_row("Notifications", self._goto("notifications"), "Notification history, conversations"),
+            settings_row("Battery", self._goto("battery"), "100%"),
+            settings_row("Storage", self._goto("storage"), "41% used - 4.75 GB free"),
         ]
+        for row in rows:
+            row.height = 242
+        return [header, *rows]
 
-    def _screen_display(self) -> list[Widget]:
-        return [self._title("Display"), Widget("android.widget.TextView", "Brightness level")]
+    def _dead_end(self, title: str, line: str) -> list[Widget]:
+        return [self._app_bar(title), text_view(line)]
 
-    def _screen_apps(self) -> list[Widget]:
-        return [self._title("Apps"), Widget("android.widget.TextView", "Recently opened apps")]
+    def _screen_account(self):
+        return self._dead_end("Google Account", "Manage your Google Account")
+
+    def _screen_search(self):
+        return self._dead_end("Search settings", "Search settings")
+
+    def _screen_apps(self):
+        return self._dead_end("Apps", "Recently opened apps")
+
+    def _screen_notifications(self):
+        return self._dead_end("Notifications", "Notification history")
+
+    def _screen_battery(self):
+        return self._dead_end("Battery", "100%")
+
+    def _screen_storage(self):
+        return self._dead_end("Storage", "41% used")
+
+    def _set_airplane(self) -> None:
+        """Airplane mode turns the Wi-Fi and Bluetooth radios off; either may be turned on again."""
+        on = not self.state.airplane_mode_on
+        self.state.airplane_mode_on = on
+        if on:
+            self.state.wifi_on = WIFI_OFF
+            self.state.bluetooth_on = False
+        elif self.state.wifi_enabled:
+            self.state.wifi_on = wifi_value(True, False)
 
     def _screen_network(self) -> list[Widget]:
+        wifi = "Airplane mode" if self.state.airplane_mode_on and not self.state.wifi_enabled else "Off"
         return [
-            self._title("Network & internet"),
-            row(
-                "Internet",
-                lambda: self._go("internet"),
-                summary="Networks available" if self.state.wifi_on else "Off",
+            self._app_bar("Network & internet"),
+            settings_row(
+                "Internet", self._goto("internet"), "AndroidWifi" if self.state.wifi_enabled else wifi
             ),
-            row("Hotspot & tethering", self._dead_end("hotspot"), summary="Off"),
+            settings_row("Calls & SMS", self._goto("calls"), "T-Mobile"),
+            settings_row("SIMs", self._goto("sims"), "T-Mobile"),
+            settings_row("Airplane mode", self._set_airplane, switch=self.state.airplane_mode_on),
+            settings_row("Hotspot & tethering", self._goto("hotspot"), "Off"),
+            settings_row("Data Saver", self._goto("data_saver"), "Off"),
+            settings_row("VPN", self._goto("vpn"), "None"),
+            settings_row("Mobile plan", self._goto("mobile_plan")),
         ]
 
-    def _screen_hotspot(self) -> list[Widget]:
-        return [self._title("Hotspot & tethering"), Widget("android.widget.TextView", "Not sharing internet")]
+    def _screen_mobile_plan(self):
+        return self._dead_end("Mobile plan", "T-Mobile")
 
-    def _toggle(self, key: str) -> Callable[[], None]:
-        def flip() -> None:
-            setattr(self.state, key, not getattr(self.state, key))
+    def _screen_calls(self):
+        return self._dead_end("Calls & SMS", "T-Mobile")
 
-        return flip
+    def _screen_sims(self):
+        return self._dead_end("SIMs", "T-Mobile")
+
+    def _screen_hotspot(self):
+        return self._dead_end("Hotspot & tethering", "Not sharing internet")
+
+    def _screen_data_saver(self):
+        return self._dead_end("Data Saver", "Use Data Saver")
+
+    def _screen_vpn(self):
+        return self._dead_end("VPN", "No VPNs added")
+
+    def _toggle_wifi(self) -> None:
+        self.state.wifi_on = wifi_value(not self.state.wifi_enabled, self.state.airplane_mode_on)
 
     def _screen_internet(self) -> list[Widget]:
+        fix = Widget("android.widget.Button", desc="Fix connectivity", clickable=True, on_tap=_noop, end=True)
+        carrier = settings_row("T-Mobile", self._goto("carrier"), "Connected / 3G")
+        carrier.children.append(
+            Widget(
+                "android.widget.LinearLayout",
+                rid="android:id/widget_frame",
+                end=True,
+                children=[
+                    Widget(
+                        "android.widget.ImageView",
+                        rid=SETTINGS + "settings_button",
+                        desc="Settings",
+                        clickable=True,
+                        on_tap=self._goto("carrier"),
+                    )
+                ],
+            )
+        )
         rows = [
-            self._title("Internet"),
-            row(f"Wi{NBHY}Fi", self._toggle("wifi_on"), switch=self.state.wifi_on),
+            self._app_bar("Internet", [fix]),
+            carrier,
+            settings_row("Wi-Fi", self._toggle_wifi, switch=self.state.wifi_enabled),
         ]
-        if self.state.wifi_on:
-            rows.append(row("HomeNet", self._dead_end("wifi_detail"), summary="Connected"))
+        if self.state.wifi_enabled:
+            rows.append(settings_row("AndroidWifi", self._goto("wifi_detail"), "Connected"))
+        rows += [
+            settings_row(
+                "Network preferences", self._goto("network_prefs"), f"Wi{NBHY}Fi turns back on automatically"
+            ),
+            settings_row("Saved networks", self._goto("saved_networks"), "1 network"),
+            settings_row("Non-carrier data usage", self._goto("data_usage"), "0 B used"),
+        ]
         return rows
 
-    def _screen_wifi_detail(self) -> list[Widget]:
-        return [self._title("HomeNet"), Widget("android.widget.TextView", "Signal strength Excellent")]
+    def _screen_carrier(self):
+        return self._dead_end("T-Mobile", "Mobile data")
+
+    def _screen_wifi_detail(self):
+        return self._dead_end("AndroidWifi", "Signal strength Excellent")
+
+    def _screen_network_prefs(self):
+        return self._dead_end("Network preferences", f"Turn on Wi{NBHY}Fi automatically")
+
+    def _screen_data_usage(self):
+        return self._dead_end("Non-carrier data usage", "0 B used")
+
+    def _screen_saved_networks(self):
+        return self._dead_end("Saved networks", "AndroidWifi")
 
     def _screen_connected(self) -> list[Widget]:
         return [
-            self._title("Connected devices"),
-            row("Pair new device", self._dead_end("pairing")),
-            row(
-                "Bluetooth", lambda: self._go("bluetooth"), summary="On" if self.state.bluetooth_on else "Off"
-            ),
+            self._app_bar("Connected devices"),
+            settings_row("Pair new device", self._goto("pairing")),
+            settings_row("Saved devices", self._goto("saved_devices")),
+            settings_row("Connection preferences", self._goto("connection_prefs"), "Bluetooth, Android Auto"),
         ]
 
-    def _screen_pairing(self) -> list[Widget]:
-        return [self._title("Pair new device"), Widget("android.widget.TextView", "Available devices")]
+    def _screen_pairing(self):
+        return self._dead_end("Pair new device", "Available devices")
+
+    def _screen_saved_devices(self):
+        return self._dead_end("Saved devices", "No saved devices")
+
+    def _screen_connection_prefs(self) -> list[Widget]:
+        return [
+            self._app_bar("Connection preferences"),
+            settings_row("Bluetooth", self._goto("bluetooth"), "On" if self.state.bluetooth_on else "Off"),
+            settings_row("Printing", self._goto("printing"), "1 print service on"),
+        ]
+
+    def _screen_printing(self):
+        return self._dead_end("Printing", "Default Print Service")
+
+    def _toggle_bluetooth(self) -> None:
+        self.state.bluetooth_on = not self.state.bluetooth_on
 
     def _screen_bluetooth(self) -> list[Widget]:
+        main_switch = Widget(
+            "android.widget.LinearLayout",
+            rid=SETTINGS + "frame",
+            clickable=True,
+            on_tap=self._toggle_bluetooth,
+            children=[
+                text_view("Use Bluetooth", SETTINGS + "switch_text"),
+                Widget(
+                    "android.widget.Switch",
+                    rid="android:id/switch_widget",
+                    checkable=True,
+                    checked=self.state.bluetooth_on,
+                    end=True,
+                ),
+            ],
+        )
         return [
-            self._title("Bluetooth"),
-            row("Use Bluetooth", self._toggle("bluetooth_on"), switch=self.state.bluetooth_on),
+            self._app_bar("Bluetooth"),
+            main_switch,
+            settings_row("Pair new device", self._goto("pairing")),
         ]
 
-    # Clock
+    # --- Clock ----------------------------------------------------------------------------------
     def _set_alarm_enabled(self, i: int) -> Callable[[], None]:
         def flip() -> None:
             hour, minute, enabled = self.state.alarms[i]
@@ -306,55 +517,136 @@ class SimulatedDevice:
 
         return flip
 
-    def _screen_clock(self) -> list[Widget]:
-        rows = [Widget("android.widget.TextView", "Alarm", "com.google.android.deskclock:id/tab_alarm")]
-        for i, (hour, minute, enabled) in enumerate(self.state.alarms):
-            rows.append(
-                Widget(
-                    "android.widget.LinearLayout",
-                    children=[
-                        Widget(
-                            "android.widget.TextView",
-                            clock_text(hour, minute),
-                            "com.google.android.deskclock:id/digital_clock",
-                        ),
-                        Widget(
-                            "android.widget.Switch",
-                            "",
-                            "com.google.android.deskclock:id/onoff",
-                            clickable=True,
-                            checkable=True,
-                            checked=enabled,
-                            on_tap=self._set_alarm_enabled(i),
-                        ),
-                    ],
-                )
-            )
-        rows.append(
+    def _alarm_card(self, i: int, hour: int, minute: int, enabled: bool) -> Widget:
+        """Flat, as on the real Clock: time, expand arrow, schedule and switch share one layout."""
+        time = clock_text(hour, minute)
+        days = "Tomorrow" if enabled else "Not scheduled"
+        parts = [
+            Widget(
+                "android.widget.TextView",
+                time,
+                CLOCK + "digital_clock",
+                time,
+                clickable=True,
+                on_tap=_noop,
+                place=(0.04, 0.1, 0.4, 0.55),
+            ),
             Widget(
                 "android.widget.ImageButton",
-                "Add alarm",
-                "com.google.android.deskclock:id/fab",
+                rid=CLOCK + "arrow",
+                desc="Expand alarm",
                 clickable=True,
-                on_tap=self._open_picker,
-            )
+                on_tap=_noop,
+                place=(0.85, 0.0, 0.96, 0.4),
+            ),
+            Widget(
+                "android.widget.LinearLayout",
+                rid=CLOCK + "alarm_info",
+                place=(0.04, 0.6, 0.8, 1.0),
+                children=[text_view(days, CLOCK + "days_of_week")],
+            ),
+            Widget(
+                "android.widget.Switch",
+                rid=CLOCK + "onoff",
+                clickable=True,
+                checkable=True,
+                checked=enabled,
+                on_tap=self._set_alarm_enabled(i),
+                place=(0.82, 0.6, 0.96, 1.0),
+            ),
+        ]
+        layout = Widget("android.view.ViewGroup", rid=CLOCK + "alarm_card_layout", children=parts)
+        return Widget(
+            "androidx.cardview.widget.CardView",
+            desc=" Alarm",
+            clickable=True,
+            on_tap=_noop,
+            children=[layout],
+            height=300,
         )
-        return rows
+
+    def _screen_clock(self) -> list[Widget]:
+        toolbar = Widget(
+            "android.view.ViewGroup",
+            rid=CLOCK + "toolbar",
+            height=234,
+            children=[
+                text_view("Alarm", CLOCK + "action_bar_title"),
+                Widget(
+                    "android.widget.ImageView",
+                    rid=CLOCK + "overflow_action_button",
+                    desc="More options",
+                    clickable=True,
+                    on_tap=_noop,
+                    end=True,
+                ),
+            ],
+        )
+        cards = [self._alarm_card(i, *alarm) for i, alarm in enumerate(self.state.alarms)]
+        fab = Widget(
+            "android.view.ViewGroup",
+            rid=CLOCK + "fab_container",
+            height=300,
+            children=[
+                Widget(
+                    "android.widget.Button",
+                    rid=CLOCK + "fab",
+                    desc="Add alarm",
+                    clickable=True,
+                    on_tap=self._open_picker,
+                )
+            ],
+        )
+        tabs = Widget(
+            "android.widget.FrameLayout",
+            rid=CLOCK + "navigation_bar",
+            height=210,
+            children=[
+                Widget(
+                    "android.widget.FrameLayout",
+                    rid=CLOCK + "tab_menu_alarm",
+                    desc="Alarm",
+                    children=[text_view("Alarm", CLOCK + "navigation_bar_item_large_label_view")],
+                ),
+                *(
+                    Widget(
+                        "android.widget.FrameLayout",
+                        rid=CLOCK + f"tab_menu_{tab.lower()}",
+                        desc=tab,
+                        clickable=True,
+                        on_tap=self._goto(f"clock_{tab.lower()}"),
+                        children=[text_view(tab, CLOCK + "navigation_bar_item_small_label_view")],
+                    )
+                    for tab in ("Clock", "Timer", "Stopwatch", "Bedtime")
+                ),
+            ],
+        )
+        return [toolbar, *cards, fab, tabs]
+
+    def _clock_tab(self, title: str) -> list[Widget]:
+        return [text_view(title, CLOCK + "action_bar_title")]
+
+    def _screen_clock_clock(self):
+        return self._clock_tab("Clock")
+
+    def _screen_clock_timer(self):
+        return self._clock_tab("Timer")
+
+    def _screen_clock_stopwatch(self):
+        return self._clock_tab("Stopwatch")
+
+    def _screen_clock_bedtime(self):
+        return self._clock_tab("Bedtime")
 
     def _open_picker(self) -> None:
         # like the real picker, it opens at some time other than the one wanted
         hour, minute = self.rng.randint(1, 12), self.rng.randrange(0, 60, 5)
-        self._picker = {
-            "mode": "dial",
-            "stage": "hour",
-            "hour": str(hour),
-            "minute": f"{minute:02d}",
-            "pm": self.rng.random() < 0.5,
-        }
+        self._picker = {"mode": "dial", "stage": "hour", "hour": str(hour), "minute": f"{minute:02d}"}
+        self._picker["pm"] = self.rng.random() < 0.5
         self._go("picker")
 
-    def _picker_set(self, key: str, value) -> Callable[..., None]:
-        def apply(*_args) -> None:
+    def _picker_set(self, key: str, value) -> Callable[[], None]:
+        def apply() -> None:
             self._picker[key] = value
             if key == "hour" and self._picker["mode"] == "dial":
                 self._picker["stage"] = "minute"
@@ -369,161 +661,195 @@ class SimulatedDevice:
 
     def _picker_ok(self) -> None:
         p = self._picker
-        try:
-            hour, minute = int(p["hour"]), int(p["minute"])
-        except ValueError:
+        hour, minute = p["hour"], p["minute"]
+        if not (hour.isdigit() and minute.isdigit() and len(hour) <= 2 and len(minute) <= 2):
             return  # the real picker refuses to close on a bad value
-        if not (1 <= hour <= 12 and 0 <= minute <= 59):
+        if not (1 <= int(hour) <= 12 and 0 <= int(minute) <= 59):
             return
-        hour24 = (hour % 12) + (12 if p["pm"] else 0)
-        self.state.alarms.append((hour24, minute, True))
-        self._picker = {}
-        self._back()
+        self.state.alarms.append(((int(hour) % 12) + (12 if p["pm"] else 0), int(minute), True))
+        self.back()
+
+    def _dial_face(self) -> Widget:
+        """Numbers on a circle, in the order the real dial lists them (11, 12, 10, 1, 2, 9, ...)."""
+        p = self._picker
+        numbers = []
+        for position in DIAL_ORDER:
+            minute = (position % 12) * 5
+            if p["stage"] == "hour":
+                text, desc = str(position), f"{position} o'clock"
+            else:
+                text, desc = f"{minute:02d}", f"{minute} minutes"
+            angle = math.radians(30 * (position % 12))
+            cx, cy = 0.5 + 0.4 * math.sin(angle), 0.5 - 0.4 * math.cos(angle)
+            numbers.append(
+                Widget(
+                    "android.widget.TextView",
+                    text,
+                    desc=desc,
+                    clickable=True,
+                    on_tap=self._picker_set(p["stage"], text),
+                    place=(cx - 0.09, cy - 0.09, cx + 0.09, cy + 0.09),
+                )
+            )
+        return Widget(
+            "android.view.ViewGroup", rid=CLOCK + "material_clock_face", children=numbers, height=672
+        )
 
     def _screen_picker(self) -> list[Widget]:
         p = self._picker
-        rid = "com.google.android.deskclock:id/"
-        rows = [
-            Widget(
-                "android.widget.TextView",
-                "Select time" if p["mode"] == "dial" else "Enter time",
-                rid + "header",
-            )
-        ]
-        if p["mode"] == "dial":
-            rows.append(
+        dial = p["mode"] == "dial"
+        hour_desc = f"{p['hour']} o'clock"
+        minute_desc = f"{int(p['minute'])} minutes" if p["minute"].isdigit() else p["minute"]
+        if dial:
+            display = [
                 Widget(
-                    "android.widget.LinearLayout",
-                    children=[
-                        Widget(
-                            "android.widget.TextView",
-                            p["hour"],
-                            rid + "material_hour_tv",
-                            clickable=True,
-                            on_tap=self._picker_set("stage", "hour"),
-                        ),
-                        Widget(
-                            "android.widget.TextView",
-                            p["minute"],
-                            rid + "material_minute_tv",
-                            clickable=True,
-                            on_tap=self._picker_set("stage", "minute"),
-                        ),
-                    ],
-                )
-            )
-            values = (
-                [str(h) for h in range(1, 13)]
-                if p["stage"] == "hour"
-                else [f"{m:02d}" for m in range(0, 60, 5)]
-            )
-            for start in range(0, 12, 4):
-                rows.append(
-                    Widget(
-                        "android.widget.LinearLayout",
-                        children=[
-                            Widget(
-                                "android.widget.TextView",
-                                v,
-                                rid + "material_clock_face",
-                                clickable=True,
-                                on_tap=self._picker_set(p["stage"], v),
-                            )
-                            for v in values[start : start + 4]
-                        ],
-                    )
-                )
+                    "android.view.View",
+                    p["hour"],
+                    CLOCK + "material_hour_tv",
+                    hour_desc,
+                    clickable=True,
+                    checkable=True,
+                    checked=p["stage"] == "hour",
+                    on_tap=self._picker_set("stage", "hour"),
+                ),
+                text_view(":"),
+                Widget(
+                    "android.view.View",
+                    p["minute"],
+                    CLOCK + "material_minute_tv",
+                    minute_desc,
+                    clickable=True,
+                    checkable=True,
+                    checked=p["stage"] == "minute",
+                    on_tap=self._picker_set("stage", "minute"),
+                ),
+            ]
         else:
-            rows.append(
+            display = [
+                text_field(p["hour"], CLOCK + "material_hour_text_input", self._picker_text("hour"), _noop),
+                text_view(":"),
+                text_field(
+                    p["minute"], CLOCK + "material_minute_text_input", self._picker_text("minute"), _noop
+                ),
+            ]
+        period = Widget(
+            "android.widget.LinearLayout",
+            rid=CLOCK + "material_clock_period_toggle",
+            desc="Select AM or PM",
+            column=True,
+            end=True,
+            children=[
                 Widget(
-                    "android.widget.LinearLayout",
-                    children=[
-                        text_field(p["hour"], rid + "material_hour_text_input", self._picker_text("hour")),
-                        text_field(
-                            p["minute"], rid + "material_minute_text_input", self._picker_text("minute")
-                        ),
-                    ],
-                )
-            )
-        rows.append(
+                    "android.widget.CompoundButton",
+                    "AM",
+                    CLOCK + "material_clock_period_am_button",
+                    clickable=True,
+                    checkable=True,
+                    checked=not p["pm"],
+                    on_tap=self._picker_set("pm", False),
+                ),
+                Widget(
+                    "android.widget.CompoundButton",
+                    "PM",
+                    CLOCK + "material_clock_period_pm_button",
+                    clickable=True,
+                    checkable=True,
+                    checked=p["pm"],
+                    on_tap=self._picker_set("pm", True),
+                ),
+            ],
+        )
+        mode_desc = f"Switch to {'text input' if dial else 'clock'} mode for the time input."
+        buttons = Widget(
+            "android.widget.LinearLayout",
+            height=126,
+            children=[
+                Widget(
+                    "android.widget.Button",
+                    rid=CLOCK + "material_timepicker_mode_button",
+                    desc=mode_desc,
+                    clickable=True,
+                    on_tap=self._picker_mode,
+                ),
+                Widget(
+                    "android.widget.Button",
+                    "Cancel",
+                    CLOCK + "material_timepicker_cancel_button",
+                    clickable=True,
+                    on_tap=self.back,
+                ),
+                Widget(
+                    "android.widget.Button",
+                    "OK",
+                    CLOCK + "material_timepicker_ok_button",
+                    clickable=True,
+                    on_tap=self._picker_ok,
+                ),
+            ],
+        )
+        blocks = [
+            text_view("Select time" if dial else "Enter time", CLOCK + "header_title"),
             Widget(
                 "android.widget.LinearLayout",
-                children=[
-                    Widget(
-                        "android.widget.RadioButton",
-                        "AM",
-                        rid + "material_clock_period_am_button",
-                        clickable=True,
-                        checkable=True,
-                        checked=not p["pm"],
-                        on_tap=self._picker_set("pm", False),
-                    ),
-                    Widget(
-                        "android.widget.RadioButton",
-                        "PM",
-                        rid + "material_clock_period_pm_button",
-                        clickable=True,
-                        checkable=True,
-                        checked=p["pm"],
-                        on_tap=self._picker_set("pm", True),
-                    ),
-                ],
-            )
-        )
-        toggle = "Switch to text input mode" if p["mode"] == "dial" else "Switch to clock mode"
-        rows.append(
-            Widget(
-                "android.widget.ImageButton",
-                toggle,
-                rid + "material_timepicker_mode_button",
-                clickable=True,
-                on_tap=self._picker_mode,
-            )
-        )
-        rows.append(
-            Widget(
-                "android.widget.LinearLayout",
-                children=[
-                    Widget(
-                        "android.widget.Button",
-                        "Cancel",
-                        rid + "material_timepicker_cancel_button",
-                        clickable=True,
-                        on_tap=self._back,
-                    ),
-                    Widget(
-                        "android.widget.Button",
-                        "OK",
-                        rid + "material_timepicker_ok_button",
-                        clickable=True,
-                        on_tap=self._picker_ok,
-                    ),
-                ],
-            )
-        )
-        return rows
+                rid=CLOCK + "material_clock_display",
+                children=[*display, period],
+                height=252,
+            ),
+        ]
+        blocks[0].height = 100
+        if dial:
+            blocks.append(self._dial_face())
+        return [*blocks, buttons]
 
     def _picker_mode(self) -> None:
         self._picker["mode"] = "typed" if self._picker["mode"] == "dial" else "dial"
         self._picker["stage"] = "hour"
 
-    # Contacts
+    # --- Contacts -------------------------------------------------------------------------------
+    def _show_contact(self, contact: tuple[str, str]) -> Callable[[], None]:
+        def show() -> None:
+            self._contact = contact
+            self._go("contact")
+
+        return show
+
     def _screen_contacts(self) -> list[Widget]:
-        rows = [Widget("android.widget.TextView", "Contacts", "com.android.contacts:id/toolbar")]
-        rows += [
-            Widget("android.widget.TextView", name, "com.android.contacts:id/cliv_name_textview")
-            for name, _ in sorted(self.state.contacts)
-        ]
-        rows.append(
-            Widget(
-                "android.widget.ImageButton",
-                "Create contact",
-                "com.android.contacts:id/floating_action_button",
-                clickable=True,
-                on_tap=self._open_editor,
+        rows = [text_view("Contacts", CONTACTS + "toolbar_title")]
+        rows[0].height = 234
+        for contact in sorted(self.state.contacts):
+            rows.append(
+                Widget(
+                    "android.widget.LinearLayout",
+                    rid=CONTACTS + "cliv_container",
+                    clickable=True,
+                    on_tap=self._show_contact(contact),
+                    children=[text_view(contact[0], CONTACTS + "cliv_name_textview")],
+                    height=180,
+                )
             )
+        fab = Widget(
+            "android.widget.ImageButton",
+            rid=CONTACTS + "floating_action_button",
+            desc="Create contact",
+            clickable=True,
+            on_tap=self._open_editor,
+            height=252,
         )
-        return rows
+        return [*rows, fab]
+
+    def _screen_contact(self) -> list[Widget]:
+        name, phone = self._contact or ("", "")
+        up = Widget(
+            "android.widget.ImageButton", desc="Navigate up", clickable=True, on_tap=self.back, height=154
+        )
+        phone_row = Widget(
+            "android.widget.LinearLayout",
+            clickable=True,
+            on_tap=_noop,
+            column=True,
+            children=[text_view(phone, CONTACTS + "header"), text_view("Mobile", CONTACTS + "sub_header")],
+        )
+        return [up, text_view(name, CONTACTS + "large_title"), phone_row]
 
     def _open_editor(self) -> None:
         self._editor = {"name": "", "phone": ""}
@@ -538,21 +864,31 @@ class SimulatedDevice:
     def _editor_save(self) -> None:
         if self._editor.get("name"):
             self.state.contacts.append((self._editor["name"], self._editor["phone"]))
-        self._editor = {}
-        self._back()
+        self.back()
 
     def _screen_editor(self) -> list[Widget]:
         e = self._editor
-        rid = "com.android.contacts:id/"
         return [
-            Widget("android.widget.TextView", "Create contact", rid + "toolbar_title"),
-            text_field(e["name"] or "First name", rid + "first_name", self._editor_text("name")),
-            text_field(e["phone"] or "Phone", rid + "phone", self._editor_text("phone")),
             Widget(
-                "android.widget.Button",
-                "Save",
-                rid + "editor_menu_save_button",
-                clickable=True,
-                on_tap=self._editor_save,
+                "android.view.ViewGroup",
+                height=234,
+                children=[
+                    Widget("android.widget.ImageButton", desc="Cancel", clickable=True, on_tap=self.back),
+                    text_view("Create contact", CONTACTS + "toolbar_title"),
+                    Widget(
+                        "android.widget.Button",
+                        "Save",
+                        CONTACTS + "editor_menu_save_button",
+                        clickable=True,
+                        on_tap=self._editor_save,
+                        end=True,
+                    ),
+                ],
             ),
+            text_field(e["name"] or "First name", CONTACTS + "first_name", self._editor_text("name"), _noop),
+            text_field(e["phone"] or "Phone", CONTACTS + "phone", self._editor_text("phone"), _noop),
         ]
+
+
+def _depth(hit: tuple[int, Widget]) -> int:
+    return hit[0]

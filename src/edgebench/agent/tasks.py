@@ -1,44 +1,29 @@
-"""Task templates, their variants, seeds, and the success oracle (agent-suite.md).
+"""Task kinds, their variants and seeds, and the success oracle.
 
-A task is judged by device state: the goal holds at the end; if it held at the start, the relevant
-state never changed at any step (a round trip fails); nothing unrelated changed; the final status
-is the expected one.
+One class per task kind (AndroidWorld's TaskEval shape): parameter domains and how variants draw
+from them, the initial state, the goal, the exact end states that count, and what the agent should
+finally report. Adding a task kind touches this file (and the scripted solution in policies.py).
+
+A task is judged by device state. All of these must hold:
+- the goal holds at the end;
+- if the goal held at the start, the task's own state never changed at any step (a round trip fails);
+- nothing outside the task's own state changed;
+- inside its own state, exactly the asked-for change happened (turning off every alarm when asked to
+  turn off one fails, and so does adding the alarm and toggling another);
+- the final status is the expected one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from edgebench.agent.state import Change, DeviceState
+from edgebench.agent.state import STATE_KEYS, Change, DeviceState, wifi_value
 
 NAMES = ["Ada Park", "Ben Ortiz", "Chloe Adams", "Dev Shah", "Elena Rossi", "Femi Bello", "Greta Lind"]
-DAYPART = {"am": range(5, 12), "pm": range(13, 23)}
-
-
-@dataclass
-class Task:
-    template: str
-    variant: str
-    instance: int
-    seed: int
-    goal: str
-    initial: DeviceState
-    relevant: tuple[str, ...]
-    expected_status: str
-    goal_met: Callable[[DeviceState], bool]
-    target_screen: str
-    params: dict = field(default_factory=dict)
-
-    @property
-    def task_id(self) -> str:
-        return f"{self.template}:{self.variant}:{self.instance}"
-
-    @property
-    def already_satisfied(self) -> bool:
-        return self.variant == "already_satisfied"
+HOURS_AM, HOURS_PM, MINUTES = range(0, 12), range(12, 24), range(60)
 
 
 def task_seed(suite: str, template: str, variant: str, instance: int) -> int:
@@ -50,171 +35,349 @@ def speak_time(hour: int, minute: int) -> str:
     return f"{(hour % 12) or 12}:{minute:02d} {'AM' if hour < 12 else 'PM'}"
 
 
+def phone_number(number: int) -> str:
+    return f"555-{number:04d}"
+
+
+def draw(domain: Sequence, instance: int, rng: random.Random):
+    """Instance 0 takes the domain's first value and instance 1 its last, so every suite with two
+    or more instances reaches both ends; later instances draw at random."""
+    if instance == 0:
+        return domain[0]
+    if instance == 1:
+        return domain[-1]
+    return rng.choice(list(domain))
+
+
 def distractors(rng: random.Random) -> DeviceState:
-    """Unrelated state from the seed: other toggles, other alarms, other contacts."""
-    alarms = sorted(
-        {
-            (rng.randrange(24), rng.choice([0, 15, 30, 45]), rng.random() < 0.5)
-            for _ in range(rng.randint(0, 3))
-        }
-    )
+    """Unrelated state from the seed: other radios, other alarms, other contacts."""
+    airplane = rng.random() < 0.25
+    alarms = {
+        (rng.randrange(24), rng.choice([0, 15, 30, 45]), rng.random() < 0.5) for _ in range(rng.randint(0, 3))
+    }
     contacts = sorted(set(rng.sample(NAMES[:4], rng.randint(0, 2))))
     return DeviceState(
-        wifi_on=rng.random() < 0.5,
+        wifi_on=wifi_value(rng.random() < 0.5, airplane),
+        airplane_mode_on=airplane,
         bluetooth_on=rng.random() < 0.5,
-        alarms=list(alarms),
-        contacts=[(name, f"555-01{i:02d}") for i, name in enumerate(contacts)],
+        alarms=sorted(alarms),
+        contacts=[(name, phone_number(100 + i)) for i, name in enumerate(contacts)],
     )
 
 
-def key_equals(key: str, value) -> Callable[[DeviceState], bool]:
-    def check(state: DeviceState) -> bool:
-        return state.value(key) == value
+def other_alarm(rng: random.Random, hour: int, minute: int, enabled: bool) -> tuple[int, int, bool]:
+    """An alarm at another time, so a policy that touches every alarm has something to break."""
+    other_hour = (hour + rng.randint(1, 22)) % 24
+    return other_hour, minute, enabled
 
-    return check
+
+class TaskKind:
+    """One task template. Subclasses set the class attributes and override the methods they need."""
+
+    name = ""
+    variants: tuple[str, ...] = ("needs_change", "already_satisfied")
+    relevant: tuple[str, ...] = ()  # the state keys the task may change
+    expected_status = "complete"
+
+    def domains(self, variant: str) -> dict[str, Sequence]:
+        """Each parameter's domain under this variant (draw() reaches both ends)."""
+        return {}
+
+    def params(self, variant: str, instance: int, rng: random.Random) -> dict:
+        return {key: draw(domain, instance, rng) for key, domain in self.domains(variant).items()}
+
+    def initial(self, variant: str, params: dict, rng: random.Random) -> DeviceState:
+        return distractors(rng)
+
+    def goal(self, params: dict) -> str:
+        raise NotImplementedError
+
+    def goal_met(self, state: DeviceState, params: dict) -> bool:
+        raise NotImplementedError
+
+    def acceptable(self, variant: str, params: dict, initial: DeviceState) -> list[dict]:
+        """The end states of the relevant keys that count as exactly the asked-for change."""
+        return []
+
+    def target_screen(self, params: dict) -> str:
+        return ""
+
+    def make(self, variant: str, instance: int, suite: str = "edgebench") -> Task:
+        if variant not in self.variants:
+            raise ValueError(f"task {self.name!r} has no variant {variant!r} (it has {self.variants})")
+        seed = task_seed(suite, self.name, variant, instance)
+        rng = random.Random(seed)
+        params = self.params(variant, instance, rng)
+        initial = self.initial(variant, params, rng)
+        return Task(self, variant, instance, seed, params, initial, self.acceptable(variant, params, initial))
 
 
-def alarm_disabled(hour: int, minute: int) -> Callable[[DeviceState], bool]:
-    def check(state: DeviceState) -> bool:
-        matching = [on for h, m, on in state.alarms if (h, m) == (hour, minute)]
+class WifiToggle(TaskKind):
+    relevant = ("wifi_on",)
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.name = "wifi_on" if on else "wifi_off"
+
+    def initial(self, variant, params, rng):
+        state = distractors(rng)
+        enabled = self.on if variant == "already_satisfied" else not self.on
+        state.wifi_on = wifi_value(enabled, state.airplane_mode_on)
+        return state
+
+    def goal(self, params):
+        return f"Turn Wi-Fi {'on' if self.on else 'off'}."
+
+    def goal_met(self, state, params):
+        return state.wifi_enabled == self.on
+
+    def acceptable(self, variant, params, initial):
+        return [{"wifi_on": wifi_value(self.on, initial.airplane_mode_on)}]
+
+    def target_screen(self, params):
+        return "internet"
+
+
+class BluetoothToggle(TaskKind):
+    relevant = ("bluetooth_on",)
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+        self.name = "bluetooth_on" if on else "bluetooth_off"
+
+    def initial(self, variant, params, rng):
+        state = distractors(rng)
+        state.bluetooth_on = self.on if variant == "already_satisfied" else not self.on
+        return state
+
+    def goal(self, params):
+        return f"Turn Bluetooth {'on' if self.on else 'off'}."
+
+    def goal_met(self, state, params):
+        return state.bluetooth_on == self.on
+
+    def acceptable(self, variant, params, initial):
+        return [{"bluetooth_on": self.on}]
+
+    def target_screen(self, params):
+        return "bluetooth"
+
+
+class AddAlarm(TaskKind):
+    """Success is exactly one enabled alarm at the time; 'present' starts with it there but off."""
+
+    name = "add_alarm"
+    variants = ("seven", "am", "pm", "present")
+    relevant = ("alarms",)
+
+    def domains(self, variant):
+        if variant == "am":
+            return {"hour": HOURS_AM, "minute": MINUTES}
+        if variant == "pm":
+            return {"hour": HOURS_PM, "minute": MINUTES}
+        return {"hour": (7,), "minute": (0,)}
+
+    def initial(self, variant, params, rng):
+        hour, minute = params["hour"], params["minute"]
+        state = distractors(rng)
+        alarms = [a for a in state.alarms if a[:2] != (hour, minute)]
+        if not alarms:
+            alarms.append(other_alarm(rng, hour, minute, rng.random() < 0.5))
+        if variant == "present":
+            alarms.append((hour, minute, False))
+        state.alarms = sorted(alarms)
+        return state
+
+    def goal(self, params):
+        return f"Set an alarm for {speak_time(params['hour'], params['minute'])}."
+
+    def goal_met(self, state, params):
+        wanted = (params["hour"], params["minute"], True)
+        return sum(1 for alarm in state.alarms if alarm == wanted) == 1
+
+    def acceptable(self, variant, params, initial):
+        hour, minute = params["hour"], params["minute"]
+        options = [{"alarms": sorted([*initial.alarms, (hour, minute, True)])}]
+        if (hour, minute, False) in initial.alarms:  # enabling the one that is there counts too
+            enabled = list(initial.alarms)
+            enabled[enabled.index((hour, minute, False))] = (hour, minute, True)
+            options.append({"alarms": sorted(enabled)})
+        return options
+
+    def target_screen(self, params):
+        return "clock"
+
+
+class AlarmOff(TaskKind):
+    name = "alarm_off"
+    relevant = ("alarms",)
+
+    def domains(self, variant):
+        return {"hour": range(24), "minute": MINUTES}
+
+    def initial(self, variant, params, rng):
+        hour, minute = params["hour"], params["minute"]
+        state = distractors(rng)
+        alarms = [a for a in state.alarms if a[:2] != (hour, minute)]
+        if not any(enabled for _, _, enabled in alarms):  # another alarm to wrongly turn off
+            alarms.append(other_alarm(rng, hour, minute, True))
+        alarms.append((hour, minute, variant != "already_satisfied"))
+        state.alarms = sorted(set(alarms))
+        return state
+
+    def goal(self, params):
+        return f"Turn off the {speak_time(params['hour'], params['minute'])} alarm."
+
+    def goal_met(self, state, params):
+        matching = [on for h, m, on in state.alarms if (h, m) == (params["hour"], params["minute"])]
         return bool(matching) and not any(matching)
 
-    return check
+    def acceptable(self, variant, params, initial):
+        target = (params["hour"], params["minute"])
+        return [{"alarms": sorted((h, m, False if (h, m) == target else on) for h, m, on in initial.alarms)}]
+
+    def target_screen(self, params):
+        return "clock"
 
 
-def contact_once(contact: tuple[str, str]) -> Callable[[DeviceState], bool]:
-    def check(state: DeviceState) -> bool:
-        return state.contacts.count(contact) == 1
+class AddContact(TaskKind):
+    """Contacts match on name and phone: 'name_taken' has the name with another number."""
 
-    return check
+    name = "add_contact"
+    variants = ("needs_change", "already_satisfied", "name_taken")
+    relevant = ("contacts",)
+
+    def domains(self, variant):
+        return {"name": NAMES[4:], "number": range(10000)}
+
+    def params(self, variant, instance, rng):
+        drawn = super().params(variant, instance, rng)
+        return {"name": drawn["name"], "phone": phone_number(drawn["number"])}
+
+    def initial(self, variant, params, rng):
+        state = distractors(rng)
+        if variant == "already_satisfied":
+            state.contacts.append((params["name"], params["phone"]))
+        elif variant == "name_taken":
+            other = phone_number((int(params["phone"][-4:]) + rng.randint(1, 9998)) % 10000)
+            state.contacts.append((params["name"], other))
+        return state
+
+    def goal(self, params):
+        return f"Add a contact named {params['name']} with phone number {params['phone']}."
+
+    def goal_met(self, state, params):
+        return state.contacts.count((params["name"], params["phone"])) == 1
+
+    def acceptable(self, variant, params, initial):
+        if variant == "already_satisfied":
+            return [{"contacts": sorted(initial.contacts)}]
+        return [{"contacts": sorted([*initial.contacts, (params["name"], params["phone"])])}]
+
+    def target_screen(self, params):
+        return "contacts"
 
 
-def exactly_one_enabled(hour: int, minute: int) -> Callable[[DeviceState], bool]:
-    def check(state: DeviceState) -> bool:
-        return sum(1 for h, m, on in state.alarms if (h, m) == (hour, minute) and on) == 1
+class InfeasibleAlarm(TaskKind):
+    """An impossible time: the answer is `status infeasible`, with nothing changed."""
 
-    return check
+    name = "infeasible_alarm"
+    variants = ("needs_change",)
+    relevant = ("alarms",)
+    expected_status = "infeasible"
+
+    def goal(self, params):
+        return "Set an alarm for 25:70."
+
+    def goal_met(self, state, params):
+        return True  # the oracle is the status and the unchanged alarms
+
+    def acceptable(self, variant, params, initial):
+        return [{"alarms": sorted(initial.alarms)}]
 
 
-def _toggle(template: str, key: str, on: bool, variant: str, rng: random.Random, screen: str, goal: str):
-    state = distractors(rng)
-    setattr(state, key, on if variant == "already_satisfied" else not on)
-    return dict(
-        goal=goal,
-        initial=state,
-        relevant=(key,),
-        expected_status="complete",
-        goal_met=key_equals(key, on),
-        target_screen=screen,
+class OpenApp(TaskKind):
+    """Navigation only."""
+
+    name = "open_app"
+    variants = ("needs_change",)
+
+    def domains(self, variant):
+        return {"app": ("Clock", "Contacts")}
+
+    def goal(self, params):
+        return f"Open the {params['app']} app."
+
+    def goal_met(self, state, params):
+        return state.foreground == params["app"].lower()
+
+    def target_screen(self, params):
+        return params["app"].lower()
+
+
+KINDS: dict[str, TaskKind] = {
+    kind.name: kind
+    for kind in (
+        WifiToggle(True),
+        WifiToggle(False),
+        BluetoothToggle(True),
+        BluetoothToggle(False),
+        AddAlarm(),
+        AlarmOff(),
+        AddContact(),
+        InfeasibleAlarm(),
+        OpenApp(),
     )
+}
+VARIANTS: dict[str, tuple[str, ...]] = {name: kind.variants for name, kind in KINDS.items()}
 
 
-def _alarm_time(variant: str, rng: random.Random) -> tuple[int, int]:
-    if variant in ("seven", "present"):
-        return 7, 0
-    return rng.choice(DAYPART[variant]), rng.randrange(60)
+@dataclass
+class Task:
+    kind: TaskKind
+    variant: str
+    instance: int
+    seed: int
+    params: dict
+    initial: DeviceState
+    acceptable: list[dict] = field(default_factory=list)
+
+    @property
+    def template(self) -> str:
+        return self.kind.name
+
+    @property
+    def task_id(self) -> str:
+        return f"{self.template}:{self.variant}:{self.instance}"
+
+    @property
+    def already_satisfied(self) -> bool:
+        return self.variant == "already_satisfied"
+
+    @property
+    def goal(self) -> str:
+        return self.kind.goal(self.params)
+
+    @property
+    def relevant(self) -> tuple[str, ...]:
+        return self.kind.relevant
+
+    @property
+    def expected_status(self) -> str:
+        return self.kind.expected_status
+
+    @property
+    def target_screen(self) -> str:
+        return self.kind.target_screen(self.params)
+
+    def goal_met(self, state: DeviceState) -> bool:
+        return self.kind.goal_met(state, self.params)
 
 
 def build(template: str, variant: str, instance: int, suite: str = "edgebench") -> Task:
-    seed = task_seed(suite, template, variant, instance)
-    rng = random.Random(seed)
-    if template in ("wifi_on", "wifi_off"):
-        on = template == "wifi_on"
-        spec = _toggle(
-            template, "wifi_on", on, variant, rng, "internet", f"Turn Wi-Fi {'on' if on else 'off'}."
-        )
-    elif template in ("bluetooth_on", "bluetooth_off"):
-        on = template == "bluetooth_on"
-        spec = _toggle(
-            template,
-            "bluetooth_on",
-            on,
-            variant,
-            rng,
-            "bluetooth",
-            f"Turn Bluetooth {'on' if on else 'off'}.",
-        )
-    elif template == "add_alarm":
-        hour, minute = _alarm_time(variant, rng)
-        state = distractors(rng)
-        state.alarms = [a for a in state.alarms if a[:2] != (hour, minute)]
-        if variant == "present":  # the alarm exists but is off: enable it (or add one), never two
-            state.alarms.append((hour, minute, False))
-        spec = dict(
-            goal=f"Set an alarm for {speak_time(hour, minute)}.",
-            initial=state,
-            relevant=("alarms",),
-            expected_status="complete",
-            goal_met=exactly_one_enabled(hour, minute),
-            target_screen="clock",
-            params={"hour": hour, "minute": minute},
-        )
-    elif template == "alarm_off":
-        hour, minute = rng.choice(DAYPART["am"]), rng.choice([0, 15, 30, 45])
-        state = distractors(rng)
-        state.alarms = [a for a in state.alarms if a[:2] != (hour, minute)]
-        state.alarms.append((hour, minute, variant != "already_satisfied"))
-        spec = dict(
-            goal=f"Turn off the {speak_time(hour, minute)} alarm.",
-            initial=state,
-            relevant=("alarms",),
-            expected_status="complete",
-            goal_met=alarm_disabled(hour, minute),
-            target_screen="clock",
-            params={"hour": hour, "minute": minute},
-        )
-    elif template == "add_contact":
-        name, phone = rng.choice(NAMES[4:]), f"555-{rng.randrange(1000, 9999)}"
-        state = distractors(rng)
-        if variant == "already_satisfied":
-            state.contacts.append((name, phone))
-        spec = dict(
-            goal=f"Add a contact named {name} with phone number {phone}.",
-            initial=state,
-            relevant=("contacts",),
-            expected_status="complete",
-            goal_met=contact_once((name, phone)),
-            target_screen="contacts",
-            params={"name": name, "phone": phone},
-        )
-    elif template == "infeasible_alarm":
-        state = distractors(rng)
-        spec = dict(
-            goal="Set an alarm for 25:70.",
-            initial=state,
-            relevant=("alarms",),
-            expected_status="infeasible",
-            goal_met=key_equals("alarms", sorted(state.alarms)),
-            target_screen="",  # nothing to navigate to: the answer is "infeasible"
-        )
-    elif template == "open_app":
-        app = rng.choice(["Clock", "Contacts"])
-        state = distractors(rng)
-        spec = dict(
-            goal=f"Open the {app} app.",
-            initial=state,
-            relevant=(),
-            expected_status="complete",
-            goal_met=key_equals("foreground", app.lower()),
-            target_screen=app.lower(),
-            params={"app": app},
-        )
-    else:
-        raise ValueError(f"unknown task template {template!r}")
-    return Task(template=template, variant=variant, instance=instance, seed=seed, **spec)
-
-
-VARIANTS: dict[str, tuple[str, ...]] = {
-    "wifi_on": ("needs_change", "already_satisfied"),
-    "wifi_off": ("needs_change", "already_satisfied"),
-    "bluetooth_on": ("needs_change", "already_satisfied"),
-    "bluetooth_off": ("needs_change", "already_satisfied"),
-    "add_alarm": ("seven", "am", "pm", "present"),
-    "alarm_off": ("needs_change", "already_satisfied"),
-    "add_contact": ("needs_change", "already_satisfied"),
-    "infeasible_alarm": ("needs_change",),
-    "open_app": ("needs_change",),
-}
+    if template not in KINDS:
+        raise ValueError(f"unknown task template {template!r} (known: {', '.join(KINDS)})")
+    return KINDS[template].make(variant, instance, suite)
 
 
 def suite(instances: int = 1, suite_name: str = "edgebench") -> list[Task]:
@@ -232,6 +395,7 @@ class Verdict:
     goal_met: bool
     untouched_if_satisfied: bool
     unrelated_unchanged: bool
+    exact_change: bool
     status_ok: bool
     reached: bool
 
@@ -243,17 +407,17 @@ def judge(
     untouched = True
     if task.goal_met(task.initial):
         untouched = not any(c.key in task.relevant for c in changes)
-    unrelated = all(
-        final.value(k) == task.initial.value(k)
-        for k in ("wifi_on", "bluetooth_on", "alarms", "contacts")
-        if k not in task.relevant
+    unrelated = all(final.value(k) == task.initial.value(k) for k in STATE_KEYS if k not in task.relevant)
+    exact = not task.acceptable or any(
+        all(final.value(key) == value for key, value in option.items()) for option in task.acceptable
     )
     status_ok = status == task.expected_status
     return Verdict(
-        success=goal_met and untouched and unrelated and status_ok,
+        success=goal_met and untouched and unrelated and exact and status_ok,
         goal_met=goal_met,
         untouched_if_satisfied=untouched,
         unrelated_unchanged=unrelated,
+        exact_change=exact,
         status_ok=status_ok,
         reached=not task.target_screen or task.target_screen in visited,
     )

@@ -1,4 +1,10 @@
-"""One uiautomator-style XML parser and one prompt formatter, shared by the simulated and real device."""
+"""One uiautomator-style XML parser and one prompt formatter, shared by the simulated and real device.
+
+Labels follow what a person reads on a real screen: an element's own text, else its own
+`content-desc` (icon buttons such as the Clock's "Add alarm" carry only that), else the title inside
+its own subtree (a Settings row is clickable and holds its title), else, for an element with no
+words of its own (a switch), the title of the row it sits in.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,27 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-NORMALIZE = {"\u2011": "-", "\u202f": " ", "\u00a0": " "}
+# Real screens say "Wi‑Fi" (U+2011), "7:00 AM" (U+202F), Clock's "8:30 AM" (U+200A); "Oct 15 – Nov 12"
+# (U+2009). The agent sees plain characters.
+NORMALIZE = {"\u2011": "-", "\u202f": " ", "\u200a": " ", "\u2009": " ", "\u00a0": " "}
 BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+# uiautomator2 dumps hold every window; the status bar is not part of the app the agent drives.
+SKIPPED_PACKAGES = ("com.android.systemui",)
+# Resource ids that name a row or a card: the Settings row title, the Clock alarm's time.
+TITLE_IDS = ("title", "digital_clock")
+# XML 1.0 cannot carry most control characters, even escaped; typed text drops them.
+NOT_IN_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def normalize(text: str) -> str:
-    """Real screens say "Wi‑Fi" (U+2011) and "7:00 AM" (U+202F); the agent sees plain characters."""
     for odd, plain in NORMALIZE.items():
         text = text.replace(odd, plain)
-    return text
+    return text.strip()
+
+
+def xml_safe(text: str) -> str:
+    """Text with the characters XML 1.0 cannot carry dropped (escaping is the writer's job)."""
+    return NOT_IN_XML.sub("", text)
 
 
 @dataclass(frozen=True)
@@ -28,7 +46,8 @@ class Element:
     clickable: bool
     editable: bool
     bounds: tuple[int, int, int, int]
-    row_title: str = ""
+    desc: str = ""
+    title: str = ""  # from its own subtree, or its row's when it has no words of its own
 
     @property
     def centre(self) -> tuple[int, int]:
@@ -37,7 +56,20 @@ class Element:
 
     @property
     def label(self) -> str:
-        return self.text or self.row_title
+        return self.text or self.desc or self.title
+
+    @property
+    def rid(self) -> str:
+        """The resource id without its package (`switch_widget`, `fab`)."""
+        return self.resource_id.rsplit("/", 1)[-1]
+
+
+def element_at(elements: list[Element], index) -> Element:
+    """The element an action names; anything but an in-range int (bools too) is a ValueError."""
+    if type(index) is not int or not 0 <= index < len(elements):
+        shown = index if type(index) is int and abs(index) < 10**6 else type(index).__name__
+        raise ValueError(f"no element with index {shown!r} (the screen has {len(elements)})")
+    return elements[index]
 
 
 def parse_bounds(text: str) -> tuple[int, int, int, int]:
@@ -47,40 +79,54 @@ def parse_bounds(text: str) -> tuple[int, int, int, int]:
     return tuple(int(v) for v in match.groups())  # type: ignore[return-value]
 
 
-def parse_hierarchy(xml: str) -> list[Element]:
-    """Interesting nodes (with text, an id, or clickable/checkable), in document order, indexed.
+def _words(node: ET.Element) -> str:
+    return normalize(node.get("text", "")) or normalize(node.get("content-desc", ""))
 
-    A switch without text takes the title of the row it sits in, as people read it.
-    """
+
+def subtree_title(node: ET.Element) -> str:
+    """The title inside a node's subtree: a title-id node's words first, else the first words."""
+    below = [d for d in node.iter("node") if d is not node and _words(d)]
+    titled = [d for d in below if d.get("resource-id", "").rsplit("/", 1)[-1] in TITLE_IDS]
+    chosen = titled or below
+    return _words(chosen[0]) if chosen else ""
+
+
+def _is_element(node: ET.Element, cls: str) -> bool:
+    flags = (node.get(k) == "true" for k in ("clickable", "checkable"))
+    return bool(_words(node)) or any(flags) or cls == "EditText"
+
+
+def parse_hierarchy(xml: str) -> list[Element]:
+    """Interesting nodes (with words, clickable, checkable or editable), in document order, indexed."""
     root = ET.fromstring(xml)
     elements: list[Element] = []
 
     def walk(node: ET.Element, row_title: str) -> None:
-        # The first text inside the innermost enclosing node is the title of that row.
-        texts = [normalize(c.get("text", "")) for c in node.iter("node") if c.get("text")]
-        title = texts[0] if texts else row_title
+        if node.get("package") in SKIPPED_PACKAGES:
+            return
+        own_title = subtree_title(node) if node.tag == "node" else ""
         if node.tag == "node":
-            text = normalize(node.get("text", ""))
             cls = node.get("class", "").rsplit(".", 1)[-1]
-            flags = {k: node.get(k) == "true" for k in ("checkable", "checked", "clickable")}
-            editable = cls == "EditText"
-            if text or flags["clickable"] or flags["checkable"] or editable:
+            x1, y1, x2, y2 = bounds = parse_bounds(node.get("bounds", "[0,0][0,0]"))
+            if _is_element(node, cls) and x2 > x1 and y2 > y1:  # off-screen rows have no area
                 elements.append(
                     Element(
                         index=len(elements),
                         cls=cls,
-                        text=text,
+                        text=normalize(node.get("text", "")),
                         resource_id=node.get("resource-id", ""),
-                        checkable=flags["checkable"],
-                        checked=flags["checked"],
-                        clickable=flags["clickable"],
-                        editable=editable,
-                        bounds=parse_bounds(node.get("bounds", "[0,0][0,0]")),
-                        row_title="" if text else row_title,
+                        checkable=node.get("checkable") == "true",
+                        checked=node.get("checked") == "true",
+                        clickable=node.get("clickable") == "true",
+                        editable=cls == "EditText",
+                        bounds=bounds,
+                        desc=normalize(node.get("content-desc", "")),
+                        # only a switch or check box borrows its row's title; a container never does
+                        title=own_title or (row_title if node.get("checkable") == "true" else ""),
                     )
                 )
         for child in node:
-            walk(child, title)
+            walk(child, own_title or row_title)
 
     walk(root, "")
     return elements

@@ -1,0 +1,146 @@
+"""Whole episodes driven by arbitrary model text, through the screen read, on both device classes:
+no reply may raise; each is applied or counted as an invalid action."""
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from edgebench.agent.adb_device import AdbDevice
+from edgebench.agent.episode import Episode, apply, result_row
+from edgebench.agent.policies import ScriptedPolicy, first_json_object
+from edgebench.agent.simulator import SimulatedDevice
+from edgebench.agent.tasks import suite
+from edgebench.agent.uixml import parse_hierarchy
+from tests.fake_adb import FakeAdb
+
+TASKS = suite(instances=1)
+ACTIONS = ["click", "long_press", "input_text", "scroll", "navigate_back", "navigate_home", "open_app"]
+ACTIONS += ["wait", "status"]
+ODD_VALUES = st.one_of(
+    st.integers(-5, 40),
+    st.integers(min_value=10**18),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.none(),
+    st.lists(st.integers(), max_size=3),
+    st.sampled_from(["Settings", "Clock", "Contacts", "complete", "infeasible", "down"]),
+)
+ACTION_OBJECTS = st.builds(
+    lambda action, extra: json.dumps({"action": action, **extra}),
+    st.sampled_from(ACTIONS),
+    st.dictionaries(
+        st.sampled_from(["index", "text", "name", "direction", "goal_status"]), ODD_VALUES, max_size=3
+    ),
+)
+REPLIES = st.one_of(
+    st.just("SCRIPTED"),  # a known-good step, so episodes reach the pickers and editors
+    ACTION_OBJECTS,
+    st.text(max_size=120),  # any characters, control characters included
+    st.builds(lambda n: '{"action": "wait", "x": ' + "[" * n, st.integers(1000, 3000)),
+    st.builds(lambda n: '{"action": "click", "index": ' + "9" * n + "}", st.integers(4000, 6000)),
+    st.builds(
+        lambda text: json.dumps({"action": "input_text", "index": 3, "text": text}),
+        st.text(
+            alphabet=st.characters(codec="utf-8", categories=["Cc", "Cs", "Lo", "Po", "Zs"]), max_size=20
+        ),
+    ),
+)
+
+
+# Known-good steps weigh three to one, so episodes get deep (pickers, editors) between odd replies.
+SCRIPTED = st.just("SCRIPTED")
+STEPS = st.lists(st.one_of(SCRIPTED, SCRIPTED, SCRIPTED, REPLIES), min_size=1, max_size=30)
+TYPED = st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.text(
+    alphabet=st.characters(min_codepoint=0, max_codepoint=0x1F), max_size=10
+)
+# the tasks whose scripted solution types: new contacts, and new alarms (the picker's text mode)
+EDITING = [
+    t
+    for t in TASKS
+    if t.template in ("add_contact", "add_alarm") and t.variant not in ("already_satisfied", "present")
+]
+
+
+def run_episode(task, device, replies) -> Episode:
+    device.reset(task.initial, task.seed)
+    episode = Episode(task, 0, len(replies), device)
+    scripted = ScriptedPolicy(task)
+    for reply in replies:
+        if not episode.active:
+            break
+        elements = parse_hierarchy(device.observe())  # the screen read must survive what was typed
+        if reply == "SCRIPTED":
+            apply(episode, scripted(elements, episode.history))
+        else:
+            apply(episode, first_json_object(reply))
+    row = result_row(episode, "fuzz")
+    assert row["steps"] == episode.steps <= len(replies)
+    assert 0 <= row["invalid_actions"] <= row["steps"]
+    return episode
+
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FUZZ
+@given(st.sampled_from(TASKS), STEPS)
+def test_fuzzed_episodes_never_raise_on_the_simulator(task, replies):
+    run_episode(task, SimulatedDevice(), replies)
+
+
+def type_into_every_field(task, device, text) -> Episode:
+    """Follow the scripted solution; on every screen with text fields, type `text` into each first."""
+    device.reset(task.initial, task.seed)
+    episode = Episode(task, 0, 60, device)
+    scripted, typed = ScriptedPolicy(task), 0
+    while episode.active:
+        elements = parse_hierarchy(device.observe())
+        fields = [e for e in elements if e.editable]
+        if fields and typed < 2:
+            typed += 1
+            for field in fields:
+                apply(episode, {"action": "input_text", "index": field.index, "text": text})
+            parse_hierarchy(device.observe())  # what was typed must not break the screen read
+        apply(episode, scripted(parse_hierarchy(device.observe()), episode.history))
+    assert typed > 0  # the episode did reach an editor
+    return episode
+
+
+@FUZZ
+@given(st.sampled_from(EDITING), TYPED, st.booleans())
+def test_any_typed_text_leaves_the_screen_readable(task, text, over_adb):
+    device = AdbDevice(transport=FakeAdb(task.initial, task.seed)) if over_adb else SimulatedDevice()
+    type_into_every_field(task, device, text)
+
+
+@FUZZ
+@given(st.sampled_from(TASKS), STEPS)
+def test_fuzzed_episodes_never_raise_over_adb(task, replies):
+    episode = run_episode(task, AdbDevice(transport=FakeAdb(task.initial, task.seed)), replies)
+    # the adb path reads back what the phone shows: the simulator behind it agrees with it
+    assert episode.device.snapshot().value("contacts") == episode.device.transport.sim.state.value("contacts")
+
+
+class ScriptedReplies:
+    """An engine stand-in: the reply prefix plus a seeded mix of good and broken completions."""
+
+    def __init__(self, completions: list[str]) -> None:
+        self.completions = completions
+        self.calls = 0
+
+    def chat(self, prompts, seeds, sampling, reply_prefix=""):
+        self.calls += 1
+        return [reply_prefix + self.completions[(seed + self.calls) % len(self.completions)] for seed in seeds]
+
+
+def test_llm_trials_run_in_lockstep_batches_through_any_reply():
+    from edgebench.agent.llm import REPLY_PREFIX, run_llm_trials
+
+    assert REPLY_PREFIX.startswith('{"action"')
+    engine = ScriptedReplies(['open_app", "name": "Clock"}', 'click", "index": true}', "\b\x01", 'wait"}', "["])
+    rows = run_llm_trials(engine, TASKS, 2, {"max_tokens": 32}, progress=lambda message: None)
+    assert len(rows) == 2 * len(TASKS) and {row["trial"] for row in rows} == {0, 1}
+    assert all(0 < row["invalid_actions"] < row["steps"] <= row["budget"] for row in rows)
+    assert engine.calls == max(row["steps"] for row in rows)  # one batched call per lockstep step

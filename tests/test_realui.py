@@ -1,0 +1,90 @@
+"""The prompt formatter, the screen readers and the simulator, checked against six real screens
+(tests/data/realui, with their sources and notices)."""
+
+from pathlib import Path
+
+import pytest
+
+from edgebench.agent.screendiff import compare, main
+from edgebench.agent.screens import alarms_on_screen, screen_name, switch_state
+from edgebench.agent.uixml import format_elements, parse_hierarchy
+
+REAL = Path(__file__).parent / "data" / "realui"
+SCREENS = {
+    "settings_home.xml": "settings",
+    "settings_network_airplane_off.xml": "network",
+    "settings_internet_wifi_off.xml": "internet",
+    "clock_alarm_list.xml": "clock",
+    "clock_alarm_expanded.xml": "clock",
+    "clock_time_picker_hour_pm.xml": "picker",
+}
+
+
+def read(name: str) -> str:
+    return (REAL / name).read_text(encoding="utf-8")
+
+
+def inside(inner, outer) -> bool:
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[3] <= outer[3]
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_every_clickable_element_is_labelled_from_itself(name):
+    """Own text, own content-desc, or words inside its own bounds; a switch without words takes the
+    title of the row or card it sits in. Never a neighbour's title."""
+    elements = parse_hierarchy(read(name))
+    assert screen_name(read(name), elements) == SCREENS[name]
+    for e in (e for e in elements if e.clickable or e.checkable):
+        assert e.label, f"unlabelled element {e}"
+        if e.label in (e.text, e.desc):
+            continue
+        area = e.bounds
+        if e.checkable:  # its row: the smallest other element around it
+            around = [f.bounds for f in elements if f is not e and inside(e.bounds, f.bounds)]
+            area = min(around, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]))
+        assert any(f is not e and e.label in (f.text, f.desc) and inside(f.bounds, area) for f in elements), e
+    prompt = format_elements(elements)
+    assert not any(odd in prompt for odd in ("\u2011", "\u202f", "\u200a", "\u2009"))
+
+
+def test_settings_rows_read_their_own_titles():
+    prompt = format_elements(parse_hierarchy(read("settings_home.xml")))
+    rows = [line.split('"')[1] for line in prompt.splitlines() if "LinearLayout" in line]
+    assert rows == ["Network & internet", "Connected devices", "Apps", "Notifications", "Battery", "Storage"]
+
+
+def test_the_lines_an_agent_needs_read_as_a_person_reads_them():
+    internet = format_elements(parse_hierarchy(read("settings_internet_wifi_off.xml")))
+    assert 'LinearLayout "Wi-Fi" clickable' in internet and 'Switch "Wi-Fi" checked=false' in internet
+    network = format_elements(parse_hierarchy(read("settings_network_airplane_off.xml")))
+    assert 'FrameLayout "Network & internet"' in network and 'ImageButton "Navigate up" clickable' in network
+    clock = format_elements(parse_hierarchy(read("clock_alarm_list.xml")))
+    assert 'Button "Add alarm" clickable' in clock and 'Switch "8:30 AM" checked=false clickable' in clock
+    assert "Battery 100 percent" not in clock  # the status bar is not the app
+    picker = format_elements(parse_hierarchy(read("clock_time_picker_hour_pm.xml")))
+    assert 'CompoundButton "PM" checked=true clickable' in picker and 'Button "OK" clickable' in picker
+
+
+def test_state_is_read_from_real_screens():
+    assert alarms_on_screen(parse_hierarchy(read("clock_alarm_list.xml"))) == [(8, 30, False), (9, 0, False)]
+    expanded = alarms_on_screen(parse_hierarchy(read("clock_alarm_expanded.xml")))
+    assert expanded == [(8, 25, True), (8, 30, False), (9, 0, False)]
+    assert alarms_on_screen(parse_hierarchy(read("settings_home.xml"))) is None
+    assert switch_state(parse_hierarchy(read("settings_internet_wifi_off.xml")), "Wi-Fi") is False
+    assert switch_state(parse_hierarchy(read("settings_network_airplane_off.xml")), "Airplane mode") is False
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_the_simulator_has_every_element_the_tasks_need(name):
+    result = compare(read(name))
+    assert result["screen"] == SCREENS[name] and result["needed"] == []
+
+
+def test_the_diff_command_reports_and_fails_on_a_needed_difference(tmp_path, capsys):
+    assert main([str(REAL)]) == 0
+    assert "0 difference(s) in elements the tasks need" in capsys.readouterr().out
+    changed = read("clock_alarm_list.xml").replace('content-desc="Add alarm"', 'content-desc="New alarm"')
+    (tmp_path / "clock.xml").write_text(changed, encoding="utf-8")
+    assert main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "not on the real screen: id=fab 'Add alarm'" in out and 'Button id=fab "New alarm"' in out
