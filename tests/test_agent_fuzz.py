@@ -132,14 +132,16 @@ class ScriptedReplies:
 
     def chat(self, prompts, seeds, sampling, reply_prefix=""):
         self.calls += 1
-        return [reply_prefix + self.completions[(seed + self.calls) % len(self.completions)] for seed in seeds]
+        count = len(self.completions)
+        return [reply_prefix + self.completions[(seed + self.calls) % count] for seed in seeds]
 
 
 def test_llm_trials_run_in_lockstep_batches_through_any_reply():
     from edgebench.agent.llm import REPLY_PREFIX, run_llm_trials
 
     assert REPLY_PREFIX.startswith('{"action"')
-    engine = ScriptedReplies(['open_app", "name": "Clock"}', 'click", "index": true}', "\b\x01", 'wait"}', "["])
+    replies = ['open_app", "name": "Clock"}', 'click", "index": true}', "\b\x01", 'wait"}', "["]
+    engine = ScriptedReplies(replies)
     rows = run_llm_trials(engine, TASKS, 2, {"max_tokens": 32}, progress=lambda message: None)
     assert len(rows) == 2 * len(TASKS) and {row["trial"] for row in rows} == {0, 1}
     assert all(0 < row["invalid_actions"] < row["steps"] <= row["budget"] for row in rows)

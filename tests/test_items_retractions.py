@@ -162,3 +162,33 @@ def test_malformed_roadmaps_fail_with_a_config_error(items):
         validate_roadmap({"items": items})
     except ConfigError as error:
         assert "roadmap" in str(error)
+
+
+def test_an_arm_that_could_not_run_makes_the_item_unmeasurable_and_says_why():
+    from edgebench.items.verdict import evaluate
+
+    item = {
+        "id": "X",
+        "starts_from": {"table": "warm", "metric": "decode_tok_s", "arms": ["a", "b"]},
+        "expect": {"direction": "better"},
+        "verify": {"method": "paired_ratio"},
+    }
+    frame = pd.DataFrame(
+        [{"arm": "a", "status": "ok", "error": "", "decode_tok_s": 10.0, "round": r} for r in range(4)]
+        + [
+            {"arm": "b", "status": "failed", "error": "W4A8 needs AMX", "decode_tok_s": None, "round": r}
+            for r in range(4)
+        ]
+    )
+    verdict, evidence, note = evaluate(item, frame, [])
+    assert verdict == "unmeasurable" and note == "b could not run: W4A8 needs AMX"
+    assert evidence.to_dict("records") == [{"arm": "b", "failed_rows": 4, "error": "W4A8 needs AMX"}]
+
+
+def test_a_w4a8_arm_without_amx_refuses_to_load_by_name():
+    from edgebench.engines.vllm_engine import UnsupportedArm, check_supported
+
+    with pytest.raises(UnsupportedArm, match="needs AMX; this CPU lacks amx_int8, amx_tile"):
+        check_supported({"int4_w4a8": True}, {"avx512f", "avx2"})
+    check_supported({"int4_w4a8": True}, {"amx_tile", "amx_int8", "avx512f"})
+    check_supported({"int4_w4a8": False}, set())

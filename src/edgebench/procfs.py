@@ -177,3 +177,15 @@ def set_tree_affinity(pids: list[int], cores: list[int]) -> None:
             os.sched_setaffinity(tid, cores)
         except OSError:  # the thread ended meanwhile
             continue
+
+
+def parse_cpu_flags(cpuinfo: str) -> set[str]:
+    """The feature flags of the first CPU in /proc/cpuinfo text."""
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def cpu_flags() -> set[str]:
+    return parse_cpu_flags(Path("/proc/cpuinfo").read_text())

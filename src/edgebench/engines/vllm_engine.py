@@ -24,6 +24,24 @@ def vllm_env(arm: dict) -> dict[str, str]:
     return env
 
 
+AMX_FLAGS = {"amx_tile", "amx_int8"}
+
+
+class UnsupportedArm(RuntimeError):
+    """The arm asks for something this machine cannot run; measuring anyway would mislabel it."""
+
+
+def check_supported(arm: dict, flags: set[str]) -> None:
+    """vLLM's W4A8 int4 kernel needs AMX; without it vLLM silently runs W4A16 instead, so a W4A8
+    arm on such a CPU would measure the wrong kernel under the right name."""
+    if arm.get("int4_w4a8") and not AMX_FLAGS <= flags:
+        missing = ", ".join(sorted(AMX_FLAGS - flags))
+        raise UnsupportedArm(
+            f"W4A8 (int4_w4a8: true) needs AMX; this CPU lacks {missing} in /proc/cpuinfo, and vLLM would "
+            "silently run W4A16 instead. Measure W4A8 on an AMX CPU (Sapphire Rapids or later)."
+        )
+
+
 class VllmEngine:
     name = "vllm"
 
@@ -41,6 +59,9 @@ class VllmEngine:
         max_logprobs: int = 20,
         worker_extension_cls: str = "",
     ) -> None:
+        from edgebench.procfs import cpu_flags
+
+        check_supported(arm, cpu_flags())
         apply_env(vllm_env(arm))
         from vllm import LLM
 

@@ -12,7 +12,18 @@ from edgebench.items.verify import METHODS
 from edgebench.retractions import apply_retractions
 from edgebench.tables import write_parquet_atomic, write_text_atomic
 
-VALUE_COLUMNS = ("ratio", "rate", "mde", "top1", "kl_mean", "median", "single_run_width", "power", "p_value")
+VALUE_COLUMNS = (
+    "failed_rows",
+    "ratio",
+    "rate",
+    "mde",
+    "top1",
+    "kl_mean",
+    "median",
+    "single_run_width",
+    "power",
+    "p_value",
+)
 
 
 def load_evidence(paths: list[str], table: str, retractions: list[dict]) -> pd.DataFrame:
@@ -20,16 +31,39 @@ def load_evidence(paths: list[str], table: str, retractions: list[dict]) -> pd.D
     return apply_retractions(frame, table, retractions)
 
 
+def failed_arms(item: dict, frame: pd.DataFrame) -> pd.DataFrame:
+    """The item's arms whose rows all failed (none ok), with their first error."""
+    rows = []
+    if "status" in frame and "arm" in frame:
+        for arm in item["starts_from"].get("arms", []):
+            part = frame[frame["arm"] == arm]
+            if (part["status"] == "failed").any() and not (part["status"] == "ok").any():
+                errors = [e for e in part.get("error", pd.Series(dtype=str)).dropna().astype(str) if e]
+                rows.append(
+                    {"arm": arm, "failed_rows": len(part), "error": errors[0] if errors else "none recorded"}
+                )
+    return pd.DataFrame(rows)
+
+
 def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[str, pd.DataFrame, str]:
+    """The item's verdict and a note. `unmeasurable` when one of its arms could not run at all (the
+    note says why): no statistics on an arm that produced only failures. A retraction overrides."""
     withdrawn = [r for r in retractions if r.get("item") == item["id"]]
-    verdict, evidence = METHODS[item["verify"]["method"]](frame, item)
-    note = ""
     if withdrawn:
+        verdict, evidence = "retracted", pd.DataFrame()
         note = "; ".join(
             f"{r['id']} ({r['date']}): {r['reason']} (replaced by {r['replaced_by']})" for r in withdrawn
         )
-        verdict = "retracted"
-    return verdict, evidence, note
+        failed = failed_arms(item, frame)
+        if failed.empty:
+            evidence = METHODS[item["verify"]["method"]](frame, item)[1]
+        return verdict, evidence, note
+    failed = failed_arms(item, frame)
+    if not failed.empty:
+        note = "; ".join(f"{row.arm} could not run: {row.error}" for row in failed.itertuples())
+        return "unmeasurable", failed, note
+    verdict, evidence = METHODS[item["verify"]["method"]](frame, item)
+    return verdict, evidence, ""
 
 
 def evidence_chart(item: dict, evidence: pd.DataFrame) -> alt.Chart:
@@ -56,7 +90,8 @@ def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance
     lines = [
         f"# {item['id']}: {item['title']}",
         "",
-        f"**Verdict: {verdict}**" + (f" (retraction: {note})" if note else ""),
+        f"**Verdict: {verdict}**"
+        + (f" ({'retraction' if verdict == 'retracted' else 'why'}: {note})" if note else ""),
         "",
         f"- Claim: {item['claim']}",
         f"- Starts from: table `{start['table']}`, metric `{start.get('metric', '-')}`, "
@@ -95,7 +130,8 @@ def write_verdict(item: dict, paths: list[str], retractions: list[dict], out: di
         "claim": item["claim"],
         "verdict": verdict,
         "method": item["verify"]["method"],
-        "retraction": note,
+        "retraction": note if verdict == "retracted" else "",
+        "note": note,
         "evidence": evidence.to_json(orient="records"),
         **{k: str(v) for k, v in provenance.items()},
     }
