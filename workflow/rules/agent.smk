@@ -7,7 +7,8 @@ rule agent_baselines:
     conda:
         ENV_FILE
     params:
-        code=code_digest("agent", *COMMON_CODE),
+        code=code_digest("agent_baselines.py"),
+        config=job_config("agent_baselines.py"),
     script:
         "../scripts/agent_baselines.py"
 
@@ -23,7 +24,8 @@ rule agent_arm:
         ENV_FILE
     threads: MACHINE_CORES
     params:
-        code=code_digest("agent", "engines", *COMMON_CODE),
+        code=code_digest("agent_arm.py"),
+        config=job_config("agent_arm.py"),
     script:
         "../scripts/agent_arm.py"
 
@@ -49,6 +51,6 @@ rule agent_tables:
     params:
         reference=get_agent_reference_arm,
         retractions=RETRACTIONS,
-        code=code_digest("agent/tables.py", "stats.py", "retractions.py", *COMMON_CODE),
+        code=code_digest("agent_tables.py"),
     script:
         "../scripts/agent_tables.py"

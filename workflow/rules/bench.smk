@@ -16,22 +16,8 @@ rule bench_rep:
     resources:
         bench_slot=1,
     params:
-        code=code_digest(
-            "bench/rep.py",
-            "bench/runner.py",
-            "bench/guard.py",
-            "bench/worker.py",
-            "bench/prompts.py",
-            "bench/spec.py",
-            "buildconfig.py",
-            "models/buildinfo.py",
-            "engines",
-            "procfs.py",
-            "metrics.py",
-            "schedule.py",
-            "studies.py",
-            *COMMON_CODE,
-        ),
+        code=code_digest("bench_rep.py"),
+        config=job_config("bench_rep.py"),
     script:
         "../scripts/bench_rep.py"
 
@@ -52,21 +38,8 @@ rule warm_session:
     resources:
         bench_slot=1,
     params:
-        code=code_digest(
-            "bench/warm.py",
-            "bench/session.py",
-            "bench/resident.py",
-            "bench/runner.py",
-            "bench/guard.py",
-            "bench/prompts.py",
-            "bench/spec.py",
-            "buildconfig.py",
-            "models/buildinfo.py",
-            "engines",
-            "procfs.py",
-            "studies.py",
-            *COMMON_CODE,
-        ),
+        code=code_digest("warm_session.py"),
+        config=job_config("warm_session.py"),
     script:
         "../scripts/warm_session.py"
 
@@ -87,7 +60,7 @@ rule warm_table:
     params:
         table="warm",
         retractions=RETRACTIONS,
-        code=code_digest("retractions.py", *COMMON_CODE),
+        code=code_digest("join_table.py"),
     script:
         "../scripts/join_table.py"
 
@@ -109,7 +82,7 @@ rule study_table:
     params:
         table="bench",
         retractions=RETRACTIONS,
-        code=code_digest("retractions.py", *COMMON_CODE),
+        code=code_digest("join_table.py"),
     script:
         "../scripts/join_table.py"
 
@@ -135,7 +108,7 @@ rule compare_and_gates:
         ENV_FILE
     params:
         gates=config["gates"],
-        code=code_digest("bench/compare.py", "stats.py", "metrics.py", *COMMON_CODE),
+        code=code_digest("compare_and_gates.py"),
     script:
         "../scripts/compare_and_gates.py"
 
@@ -157,13 +130,7 @@ rule validity:
         gates=config["gates"],
         calibration=config.get("calibration", {}),
         effects=get_injected_effects,
-        code=code_digest(
-            "bench/validity.py",
-            "bench/compare.py",
-            "stats.py",
-            "metrics.py",
-            *COMMON_CODE,
-        ),
+        code=code_digest("validity.py"),
     script:
         "../scripts/validity.py"
 
@@ -190,20 +157,8 @@ rule crosscheck:
         bench_slot=1,
     params:
         crosscheck=config.get("crosscheck", {}),
-        code=code_digest(
-            "bench/crosscheck.py",
-            "bench/session.py",
-            "bench/resident.py",
-            "bench/warm.py",
-            "bench/spec.py",
-            "bench/runner.py",
-            "bench/guard.py",
-            "bench/prompts.py",
-            "stats.py",
-            "engines",
-            "procfs.py",
-            *COMMON_CODE,
-        ),
+        code=code_digest("crosscheck.py"),
+        config=job_config("crosscheck.py"),
     script:
         "../scripts/crosscheck.py"
 
@@ -232,19 +187,7 @@ rule pilot:
     params:
         pilot=config["pilot"],
         tolerance=config["gates"]["tolerance"],
-        code=code_digest(
-            "bench/pilot.py",
-            "bench/session.py",
-            "bench/resident.py",
-            "bench/warm.py",
-            "bench/spec.py",
-            "bench/runner.py",
-            "bench/guard.py",
-            "bench/prompts.py",
-            "stats.py",
-            "engines",
-            "procfs.py",
-            *COMMON_CODE,
-        ),
+        code=code_digest("pilot.py"),
+        config=job_config("pilot.py"),
     script:
         "../scripts/pilot.py"

@@ -12,7 +12,7 @@ rule builds_table:
     conda:
         ENV_FILE
     params:
-        code=code_digest("tables.py"),
+        code=code_digest("builds_table.py"),
     script:
         "../scripts/builds_table.py"
 
@@ -36,6 +36,6 @@ rule pareto_chart:
     conda:
         ENV_FILE
     params:
-        code=code_digest("charts.py", "metrics.py"),
+        code=code_digest("pareto_chart.py"),
     script:
         "../scripts/pareto_chart.py"

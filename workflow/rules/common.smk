@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from edgebench.config import ConfigError, validate_config
 from edgebench.items.roadmap import items_in_study, load_roadmap
 from edgebench.retractions import load_retractions
-from edgebench.provenance import digest_files
+from edgebench.codeclosure import config_sections_read, script_code_digest
 from edgebench.studies import rep_path, session_arms, study_plan, study_schedule
 
 # Diagnostics (memory ledger, import profile, kernel study) run when the config has the section.
@@ -16,7 +16,6 @@ DIAGNOSTICS = "diagnostics" in config
 # Validate before any job runs: a wrong key or value stops here with a message naming it.
 config = validate_config(config)
 
-PACKAGE = Path(workflow.basedir).parent / "src" / "edgebench"
 try:
     MACHINE_CORES = (
         workflow.cores
@@ -43,21 +42,23 @@ wildcard_constraints:
     rep=r"\d+",
 
 
-def code_digest(*parts):
-    """Digest of the package modules (and shipped data) a script uses: Snakemake does not track
-    imported code, so this param makes an edit rerun exactly the rules that depend on it.
+def code_digest(script):
+    """Digest of every package file the script can run (its import closure, read from the source):
+    Snakemake does not track imported code, so this param makes an edit rerun exactly the rules
+    whose scripts can run it. Nothing is listed by hand.
     """
-    files = []
-    for part in parts:
-        path = PACKAGE / part
-        if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.suffix in (".py", ".txt"))
-        else:
-            files.append(path)
-    return digest_files(files)
+    return script_code_digest(str(Path(workflow.basedir) / "scripts" / script))
 
 
-COMMON_CODE = ("__init__.py", "config.py", "provenance.py", "rows.py", "tables.py")
+def job_config(script):
+    """The config sections the script's code reads (found in its import closure), as a param: the
+    script reads config only from here, so editing a section reruns exactly the rules reading it.
+    """
+    path = str(Path(workflow.basedir) / "scripts" / script)
+    return {
+        section: config[section]
+        for section in config_sections_read(path, tuple(config))
+    }
 
 
 def fidelity_arms():

@@ -10,9 +10,8 @@ rule memory_ledger:
         ENV_FILE
     threads: MACHINE_CORES
     params:
-        code=code_digest(
-            "diagnostics", "engines", "procfs.py", "buildconfig.py", *COMMON_CODE
-        ),
+        code=code_digest("memory_ledger.py"),
+        config=job_config("memory_ledger.py"),
     script:
         "../scripts/memory_ledger.py"
 
@@ -30,6 +29,8 @@ rule memory_ledger_table:
         "results/logs/tables/memory_ledger.log",
     conda:
         ENV_FILE
+    params:
+        code=code_digest("concat_parquet.py"),
     script:
         "../scripts/concat_parquet.py"
 
@@ -51,7 +52,8 @@ rule imports:
         bench_slot=1,
     params:
         imports=config["diagnostics"]["imports"],
-        code=code_digest("diagnostics/imports.py", *COMMON_CODE),
+        code=code_digest("import_profile.py"),
+        config=job_config("import_profile.py"),
     script:
         "../scripts/import_profile.py"
 
@@ -67,7 +69,7 @@ rule import_summary:
     conda:
         ENV_FILE
     params:
-        code=code_digest("diagnostics/imports.py"),
+        code=code_digest("import_summary.py"),
     script:
         "../scripts/import_summary.py"
 
@@ -91,7 +93,8 @@ rule kernels:
         bench_slot=1,
     params:
         kernels=config["diagnostics"]["kernels"],
-        code=code_digest("diagnostics", "quant", "buildconfig.py", *COMMON_CODE),
+        code=code_digest("kernel_study.py"),
+        config=job_config("kernel_study.py"),
     script:
         "../scripts/kernel_study.py"
 
@@ -109,6 +112,7 @@ rule decode_attribution:
     conda:
         ENV_FILE
     params:
-        code=code_digest("diagnostics/attribution.py", "buildconfig.py"),
+        code=code_digest("decode_attribution.py"),
+        config=job_config("decode_attribution.py"),
     script:
         "../scripts/decode_attribution.py"

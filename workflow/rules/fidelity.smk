@@ -9,7 +9,7 @@ rule fidelity_windows:
         ENV_FILE
     params:
         fidelity=config["fidelity"],
-        code=code_digest("fidelity/corpus.py", "data/corpus", "data/greedy_prompts.txt"),
+        code=code_digest("fidelity_windows.py"),
     script:
         "../scripts/fidelity_windows.py"
 
@@ -29,7 +29,7 @@ rule fidelity_reference:
         ENV_FILE
     threads: MACHINE_CORES
     params:
-        code=code_digest("fidelity", "engines"),
+        code=code_digest("fidelity_reference.py"),
     script:
         "../scripts/fidelity_reference.py"
 
@@ -49,7 +49,8 @@ rule fidelity_arm:
         ENV_FILE
     threads: MACHINE_CORES
     params:
-        code=code_digest("fidelity", "engines", *COMMON_CODE),
+        code=code_digest("fidelity_arm.py"),
+        config=job_config("fidelity_arm.py"),
     script:
         "../scripts/fidelity_arm.py"
 
@@ -70,7 +71,7 @@ rule fidelity_table:
     params:
         table="fidelity",
         retractions=RETRACTIONS,
-        code=code_digest("retractions.py", *COMMON_CODE),
+        code=code_digest("join_table.py"),
     script:
         "../scripts/join_table.py"
 
@@ -85,7 +86,7 @@ rule fidelity_positions_table:
     conda:
         ENV_FILE
     params:
-        code=code_digest("tables.py"),
+        code=code_digest("concat_parquet.py"),
     script:
         "../scripts/concat_parquet.py"
 
@@ -114,6 +115,6 @@ rule fidelity_ranking:
     conda:
         ENV_FILE
     params:
-        code=code_digest("fidelity/ranking.py", "charts.py"),
+        code=code_digest("fidelity_ranking.py"),
     script:
         "../scripts/fidelity_ranking.py"

@@ -20,13 +20,7 @@ rule item_verdict:
     params:
         item=get_item,
         retractions=RETRACTIONS,
-        code=code_digest(
-            "items",
-            "bench/compare.py",
-            "stats.py",
-            "retractions.py",
-            "charts.py",
-        ),
+        code=code_digest("item_verdict.py"),
     script:
         "../scripts/item_verdict.py"
 
@@ -51,7 +45,7 @@ rule verdicts_table:
         ENV_FILE
     params:
         retractions=RETRACTIONS,
-        code=code_digest("items", *COMMON_CODE),
+        code=code_digest("verdicts_table.py"),
     script:
         "../scripts/verdicts_table.py"
 
@@ -75,6 +69,6 @@ rule retraction_check:
     params:
         retractions=RETRACTIONS,
         root=str(Path(workflow.basedir).parent),
-        code=code_digest("retractions.py", "metrics.py"),
+        code=code_digest("retraction_check.py"),
     script:
         "../scripts/retraction_check.py"

@@ -8,7 +8,7 @@ rule reference_model:
     threads: MACHINE_CORES
     params:
         model=config["model"],
-        code=code_digest("models/reference.py", "models/buildinfo.py", "tables.py"),
+        code=code_digest("build_reference.py"),
     script:
         "../scripts/build_reference.py"
 
@@ -29,12 +29,7 @@ rule quant_build:
         mem_mb=8000,
     params:
         spec=get_build_spec,
-        code=code_digest(
-            "models/gptq.py",
-            "models/rtn_build.py",
-            "quant",
-            "models/buildinfo.py",
-            "tables.py",
-        ),
+        code=code_digest("build_quantized.py"),
+        config=job_config("build_quantized.py"),
     script:
         "../scripts/build_quantized.py"

@@ -22,6 +22,6 @@ rule chart:
     conda:
         ENV_FILE
     params:
-        code=code_digest("charts.py", "metrics.py"),
+        code=code_digest("chart.py"),
     script:
         "../scripts/chart.py"

@@ -8,5 +8,5 @@ if __name__ == "__main__":  # the engine may spawn processes that re-import this
     sm = snakemake  # noqa: F821
     redirect_to_log(sm.log[0])
     arm = f"{sm.wildcards.engine}/{sm.wildcards.label}"
-    frame = run_arm(sm.config, arm, str(Path(sm.input.build).parent), sm.params.code)
+    frame = run_arm(sm.params.config, arm, str(Path(sm.input.build).parent), sm.params.code)
     write_parquet_atomic(frame, sm.output[0])

@@ -9,7 +9,7 @@ from edgebench.tables import rows_frame, write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 rows = measure_rep(
-    sm.config,
+    sm.params.config,
     sm.wildcards.study,
     f"{sm.wildcards.engine}/{sm.wildcards.label}",
     int(sm.wildcards.rep),

@@ -12,5 +12,5 @@ build_quantized(
     Path(sm.output[0]).parent,
     sm.wildcards.build,
     sm.params.spec,
-    sm.config["model"],
+    sm.params.config["model"],
 )

@@ -16,14 +16,14 @@ from edgebench.tables import write_parquet_atomic  # noqa: E402
 sm = snakemake  # noqa: F821
 check = sm.params.crosscheck
 arm = check["arm"]
-spec = engine_spec(sm.config, arm, str(Path(sm.input.build).parent))
-settings = settings_from(sm.config)
+spec = engine_spec(sm.params.config, arm, str(Path(sm.input.build).parent))
+settings = settings_from(sm.params.config)
 settings.rounds = int(check["rounds"])
 with tempfile.TemporaryDirectory(prefix="edgebench-crosscheck-") as workdir:
     rounds = run_crosscheck(spec, settings, int(check["iterations"]), Path(workdir))
     log = Path(workdir) / "crosscheck.log"
     print(log.read_text(errors="replace")[-3000:] if log.exists() else "", flush=True)
-identity = arm_row(sm.config, arm, code_digest=sm.params.code)
+identity = arm_row(sm.params.config, arm, code_digest=sm.params.code)
 frame = pd.DataFrame(
     [{**identity, **row} for row in agreement_rows(rounds, "vllm", "vllm.benchmarks.latency")]
 )

@@ -14,9 +14,9 @@ sm = snakemake  # noqa: F821
 frame = decode_attribution(
     pd.read_parquet(sm.input.kernels),
     pd.read_parquet(sm.input.bench),
-    sm.config["arms"],
+    sm.params.config["arms"],
     model_config(Path(sm.input.model).parent),
-    sm.config["builds"],
+    sm.params.config["builds"],
 )
 write_parquet_atomic(frame, sm.output[0])
 print(frame.to_string())

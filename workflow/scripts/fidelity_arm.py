@@ -5,7 +5,7 @@ if __name__ == "__main__":  # the engine may spawn processes that re-import this
     sm = snakemake  # noqa: F821
     redirect_to_log(sm.log[0])
     run_fidelity_arm(
-        sm.config,
+        sm.params.config,
         f"{sm.wildcards.engine}/{sm.wildcards.label}",
         build_json=sm.input.build,
         windows_json=sm.input.windows,

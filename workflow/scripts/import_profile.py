@@ -10,7 +10,9 @@ from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 imports = sm.params.imports
-frame = stamp(pd.DataFrame(import_rows(imports["entries"], imports["reps"])), sm.config, sm.params.code)
+frame = stamp(
+    pd.DataFrame(import_rows(imports["entries"], imports["reps"])), sm.params.config, sm.params.code
+)
 write_parquet_atomic(frame, sm.output[0])
 totals = frame[frame["module"] == "(total)"].groupby("entry")[["cumulative_s", "process_wall_s"]].median()
 print(totals.to_string())

@@ -16,8 +16,8 @@ from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 pilot = sm.params.pilot
-spec = engine_spec(sm.config, pilot["arm"], str(Path(sm.input.build).parent))
-settings = settings_from(sm.config)
+spec = engine_spec(sm.params.config, pilot["arm"], str(Path(sm.input.build).parent))
+settings = settings_from(sm.params.config)
 settings.rounds = int(pilot["rounds"])
 with tempfile.TemporaryDirectory(prefix="edgebench-pilot-") as workdir:
     samples = pd.concat(
@@ -27,8 +27,8 @@ with tempfile.TemporaryDirectory(prefix="edgebench-pilot-") as workdir:
         ],
         ignore_index=True,
     )
-identity = arm_row(sm.config, pilot["arm"], code_digest=sm.params.code)
-summary = summarize(samples, float(sm.params.tolerance), int(sm.config["bench"]["warm_rounds"]))
+identity = arm_row(sm.params.config, pilot["arm"], code_digest=sm.params.code)
+summary = summarize(samples, float(sm.params.tolerance), int(sm.params.config["bench"]["warm_rounds"]))
 for frame in (samples, summary):
     for key in PROVENANCE_COLUMNS:
         frame[key] = identity[key]

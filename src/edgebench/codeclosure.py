@@ -1,0 +1,135 @@
+"""The package files a workflow script can run: the closure of its `edgebench` imports.
+
+Snakemake does not track imported code. Each rule therefore takes, as a param, a digest of the
+files in its script's import closure, read from the source: every import statement, those inside
+functions included, and every `edgebench.*` module named in a string (a worker started with
+`python -m`), followed through the package; the `__init__.py` of every package on the way;
+and the package's data folder for a module that reads it (`Path(__file__)` with "data"). An edit to
+any of those files changes the digest and reruns exactly the rules whose scripts can run it.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+from edgebench.provenance import digest_files
+
+PACKAGE_NAME = "edgebench"
+PACKAGE = Path(__file__).resolve().parent
+
+
+def module_file(name: str, package: Path = PACKAGE) -> Path | None:
+    """`edgebench.bench.compare` -> .../edgebench/bench/compare.py (or a package's __init__.py)."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE_NAME:
+        return None
+    base = package.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    relative = path.relative_to(package).with_suffix("")
+    parts = [PACKAGE_NAME, *relative.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_names(path: Path, package: Path = PACKAGE) -> set[str]:
+    """Every module name the file may load: import statements (`from a import b` may be a.b), and
+    dotted names in strings that start processes or name classes (`-m edgebench.bench.worker`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    inside = path.is_relative_to(package)
+    here = module_name(path, package).split(".") if inside else []
+    if inside and path.name != "__init__.py":
+        here = here[:-1]  # a module's relative imports start from its package
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("edgebench.")
+        ):
+            names.add(node.value)  # `python -m edgebench.bench.worker`, a worker_extension_cls path
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1] if inside else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def reads_package_data(path: Path) -> bool:
+    source = path.read_text(encoding="utf-8")
+    return "__file__" in source and '"data"' in source
+
+
+def closure(script: Path, package: Path = PACKAGE) -> list[Path]:
+    """The script and every package file it can import, plus data folders read, sorted."""
+    seen: set[Path] = set()
+    queue = [Path(script).resolve()]
+    while queue:
+        path = queue.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in imported_names(path, package):
+            parts = name.split(".")
+            for depth in range(1, len(parts) + 1):  # importing a.b.c runs a and a.b first
+                found = module_file(".".join(parts[:depth]), package)
+                if found is not None and found not in seen:
+                    queue.append(found)
+    data = package / "data"
+    if any(p.is_relative_to(package) and reads_package_data(p) for p in seen) and data.is_dir():
+        seen.update(p for p in data.rglob("*") if p.is_file())
+    return sorted(seen)
+
+
+@cache
+def script_code_digest(script: str) -> str:
+    """Digest of the files in a script's closure (cached: the Snakefile asks once per rule)."""
+    return digest_files(closure(Path(script)))
+
+
+def _is_config(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "config") or (
+        isinstance(node, ast.Attribute) and node.attr == "config"
+    )
+
+
+def config_keys_read(path: Path) -> set[str]:
+    """String keys the file reads from something named `config`: `config["bench"]`,
+    `config.get("agent")`, `snakemake.config["arms"]`."""
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Subscript) and _is_config(node.value):
+            key = node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and _is_config(node.func.value)
+            and node.args
+        ):
+            key = node.args[0]
+        else:
+            continue
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            keys.add(key.value)
+    return keys
+
+
+@cache
+def config_sections_read(script: str, sections: tuple[str, ...]) -> tuple[str, ...]:
+    """The study config's top-level sections that the script's closure reads (model configs are
+    also called `config`: only names that are sections of the study config count)."""
+    read = set().union(*(config_keys_read(p) for p in closure(Path(script)) if p.suffix == ".py"))
+    return tuple(s for s in sections if s in read)
