@@ -229,6 +229,18 @@ def test_kernel_study_and_decode_attribution(study):
     assert finite_positive(attribution.loc[attribution["arm"].isin(clean), "decode_step_s"])
 
 
+def test_every_table_carries_its_jobs_provenance(study):
+    from edgebench.io import table_context
+
+    tables = sorted((study / "results" / "tables").glob("*.parquet"))
+    assert len(tables) >= 10
+    for path in tables:
+        context = table_context(path)
+        assert context, f"{path.name} carries no provenance"
+        assert context["run_id"] == "ci-tiny" and len(context["code_digest"]) == 16, (path.name, context)
+        assert context["rule"] and context["git_commit"] and context["versions"]["python"]
+
+
 def test_charts_and_offline_report(study):
     for name in ("warm", "validity", "fidelity", "gates", "memory_ledger", "imports", "kernels"):
         for ext in ("png", "svg", "html"):

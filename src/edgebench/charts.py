@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import altair as alt
 import pandas as pd
 
+from edgebench.io import atomic_path
 from edgebench.metrics import metric
 
 
@@ -349,12 +346,8 @@ CHARTS = {
 
 
 def _atomic_save(chart: alt.Chart, path: str, **kwargs) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
-    chart.save(tmp, **kwargs)
-    os.replace(tmp, target)
+    with atomic_path(path) as tmp:
+        chart.save(str(tmp), **kwargs)
 
 
 def save_chart(chart: alt.Chart, *, png: str, svg: str, html: str) -> None:

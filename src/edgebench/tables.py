@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 
@@ -77,29 +75,6 @@ def check_columns(table: str, frame: pd.DataFrame) -> None:
     bad = sorted(set(frame["status"]) - set(STATUSES))
     if bad:
         raise ValueError(f"table {table!r} has unknown status values {bad}; allowed: {STATUSES}")
-
-
-def write_parquet_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write to a temp file in the same folder, then rename: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(text: str, path: str | os.PathLike) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def rows_frame(table: str, rows: list[dict]) -> pd.DataFrame:

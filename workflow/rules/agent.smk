@@ -52,5 +52,6 @@ rule agent_tables:
         reference=get_agent_reference_arm,
         retractions=RETRACTIONS,
         code=code_digest("agent_tables.py"),
+        config=job_config("agent_tables.py"),
     script:
         "../scripts/agent_tables.py"

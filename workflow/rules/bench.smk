@@ -61,6 +61,7 @@ rule warm_table:
         table="warm",
         retractions=RETRACTIONS,
         code=code_digest("join_table.py"),
+        config=job_config("join_table.py"),
     script:
         "../scripts/join_table.py"
 
@@ -83,6 +84,7 @@ rule study_table:
         table="bench",
         retractions=RETRACTIONS,
         code=code_digest("join_table.py"),
+        config=job_config("join_table.py"),
     script:
         "../scripts/join_table.py"
 
@@ -109,6 +111,7 @@ rule compare_and_gates:
     params:
         gates=config["gates"],
         code=code_digest("compare_and_gates.py"),
+        config=job_config("compare_and_gates.py"),
     script:
         "../scripts/compare_and_gates.py"
 
@@ -131,6 +134,7 @@ rule validity:
         calibration=config.get("calibration", {}),
         effects=get_injected_effects,
         code=code_digest("validity.py"),
+        config=job_config("validity.py"),
     script:
         "../scripts/validity.py"
 

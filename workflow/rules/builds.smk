@@ -13,6 +13,7 @@ rule builds_table:
         ENV_FILE
     params:
         code=code_digest("builds_table.py"),
+        config=job_config("builds_table.py"),
     script:
         "../scripts/builds_table.py"
 
@@ -37,5 +38,6 @@ rule pareto_chart:
         ENV_FILE
     params:
         code=code_digest("pareto_chart.py"),
+        config=job_config("pareto_chart.py"),
     script:
         "../scripts/pareto_chart.py"

@@ -55,10 +55,9 @@ def job_config(script):
     script reads config only from here, so editing a section reruns exactly the rules reading it.
     """
     path = str(Path(workflow.basedir) / "scripts" / script)
-    return {
-        section: config[section]
-        for section in config_sections_read(path, tuple(config))
-    }
+    # run_id always: every table the job writes is stamped with it
+    sections = {"run_id", *config_sections_read(path, tuple(config))}
+    return {section: config[section] for section in config if section in sections}
 
 
 def fidelity_arms():

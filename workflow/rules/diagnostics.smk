@@ -31,6 +31,7 @@ rule memory_ledger_table:
         ENV_FILE
     params:
         code=code_digest("concat_parquet.py"),
+        config=job_config("concat_parquet.py"),
     script:
         "../scripts/concat_parquet.py"
 
@@ -70,6 +71,7 @@ rule import_summary:
         ENV_FILE
     params:
         code=code_digest("import_summary.py"),
+        config=job_config("import_summary.py"),
     script:
         "../scripts/import_summary.py"
 

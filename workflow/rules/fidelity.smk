@@ -10,6 +10,7 @@ rule fidelity_windows:
     params:
         fidelity=config["fidelity"],
         code=code_digest("fidelity_windows.py"),
+        config=job_config("fidelity_windows.py"),
     script:
         "../scripts/fidelity_windows.py"
 
@@ -30,6 +31,7 @@ rule fidelity_reference:
     threads: MACHINE_CORES
     params:
         code=code_digest("fidelity_reference.py"),
+        config=job_config("fidelity_reference.py"),
     script:
         "../scripts/fidelity_reference.py"
 
@@ -72,6 +74,7 @@ rule fidelity_table:
         table="fidelity",
         retractions=RETRACTIONS,
         code=code_digest("join_table.py"),
+        config=job_config("join_table.py"),
     script:
         "../scripts/join_table.py"
 
@@ -87,6 +90,7 @@ rule fidelity_positions_table:
         ENV_FILE
     params:
         code=code_digest("concat_parquet.py"),
+        config=job_config("concat_parquet.py"),
     script:
         "../scripts/concat_parquet.py"
 
@@ -116,5 +120,6 @@ rule fidelity_ranking:
         ENV_FILE
     params:
         code=code_digest("fidelity_ranking.py"),
+        config=job_config("fidelity_ranking.py"),
     script:
         "../scripts/fidelity_ranking.py"

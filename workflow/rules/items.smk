@@ -21,6 +21,7 @@ rule item_verdict:
         item=get_item,
         retractions=RETRACTIONS,
         code=code_digest("item_verdict.py"),
+        config=job_config("item_verdict.py"),
     script:
         "../scripts/item_verdict.py"
 
@@ -46,6 +47,7 @@ rule verdicts_table:
     params:
         retractions=RETRACTIONS,
         code=code_digest("verdicts_table.py"),
+        config=job_config("verdicts_table.py"),
     script:
         "../scripts/verdicts_table.py"
 
@@ -70,5 +72,6 @@ rule retraction_check:
         retractions=RETRACTIONS,
         root=str(Path(workflow.basedir).parent),
         code=code_digest("retraction_check.py"),
+        config=job_config("retraction_check.py"),
     script:
         "../scripts/retraction_check.py"

@@ -9,6 +9,7 @@ rule reference_model:
     params:
         model=config["model"],
         code=code_digest("build_reference.py"),
+        config=job_config("build_reference.py"),
     script:
         "../scripts/build_reference.py"
 

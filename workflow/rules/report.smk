@@ -23,5 +23,6 @@ rule chart:
         ENV_FILE
     params:
         code=code_digest("chart.py"),
+        config=job_config("chart.py"),
     script:
         "../scripts/chart.py"

@@ -1,18 +1,18 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from edgebench.agent.tables import summary_rows  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 from edgebench.retractions import apply_retractions  # noqa: E402
-from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 trials = pd.concat([pd.read_parquet(p) for p in sm.input], ignore_index=True)
 trials = apply_retractions(trials, "agent_trials", sm.params.retractions)
 summary = pd.DataFrame(summary_rows(trials, sm.params.reference))
 summary["run_id"], summary["git_commit"] = trials["run_id"].iloc[0], trials["git_commit"].iloc[0]
-write_parquet_atomic(trials, sm.output.trials)
-write_parquet_atomic(summary, sm.output.summary)
+write_parquet(trials, sm.output.trials)
+write_parquet(summary, sm.output.summary)
 print(summary.to_string())

@@ -1,11 +1,12 @@
 from pathlib import Path
 
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 from edgebench.bench.rep import measure_rep  # noqa: E402
-from edgebench.tables import rows_frame, write_parquet_atomic  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
+from edgebench.tables import rows_frame  # noqa: E402
 
 sm = snakemake  # noqa: F821
 rows = measure_rep(
@@ -17,4 +18,4 @@ rows = measure_rep(
     sm.params.code,
     list(sm.input.earlier),
 )
-write_parquet_atomic(rows_frame("bench", rows), sm.output[0])
+write_parquet(rows_frame("bench", rows), sm.output[0])

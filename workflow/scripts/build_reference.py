@@ -1,8 +1,8 @@
 from pathlib import Path
 
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 from edgebench.models.reference import build_reference  # noqa: E402
 

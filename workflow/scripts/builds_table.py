@@ -1,13 +1,13 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from edgebench.tables import write_parquet_atomic  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 
 sm = snakemake  # noqa: F821
 rows = []
@@ -16,7 +16,7 @@ for path in sm.input:
     info["tensor_types"] = json.dumps(info.get("tensor_types") or {}, sort_keys=True)
     rows.append(info)
 frame = pd.DataFrame(rows)
-write_parquet_atomic(frame, sm.output[0])
+write_parquet(frame, sm.output[0])
 print(
     frame[
         ["build", "method", "format", "bits_per_weight", "bytes_on_disk", "build_s", "peak_rss_mb"]

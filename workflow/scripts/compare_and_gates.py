@@ -1,12 +1,12 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from edgebench.bench.compare import compare_rows, gate_rows  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 from edgebench.metrics import metric  # noqa: E402
-from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 gates = sm.params.gates
@@ -20,7 +20,7 @@ compare, gate = pd.DataFrame(compare), pd.DataFrame(gate)
 cold = tables["cold"]
 for frame in (compare, gate):
     frame["run_id"], frame["git_commit"] = cold["run_id"].iloc[0], cold["git_commit"].iloc[0]
-write_parquet_atomic(compare, sm.output.compare)
-write_parquet_atomic(gate, sm.output.gates)
+write_parquet(compare, sm.output.compare)
+write_parquet(gate, sm.output.gates)
 print(compare.to_string())
 print(gate.to_string())

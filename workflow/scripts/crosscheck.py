@@ -1,17 +1,17 @@
 import tempfile
 from pathlib import Path
 
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from edgebench.bench.crosscheck import agreement_rows, run_crosscheck  # noqa: E402
 from edgebench.bench.spec import engine_spec  # noqa: E402
 from edgebench.bench.warm import settings_from  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 from edgebench.rows import arm_row  # noqa: E402
-from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 check = sm.params.crosscheck
@@ -27,8 +27,6 @@ identity = arm_row(sm.params.config, arm, code_digest=sm.params.code)
 frame = pd.DataFrame(
     [{**identity, **row} for row in agreement_rows(rounds, "vllm", "vllm.benchmarks.latency")]
 )
-write_parquet_atomic(frame, sm.output.table)
-write_parquet_atomic(
-    pd.DataFrame([{**identity, **row, "rep": row["round"]} for row in rounds]), sm.output.rounds
-)
+write_parquet(frame, sm.output.table)
+write_parquet(pd.DataFrame([{**identity, **row, "rep": row["round"]} for row in rounds]), sm.output.rounds)
 print(frame.T.to_string())

@@ -1,6 +1,6 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 from pathlib import Path  # noqa: E402
 
@@ -8,7 +8,7 @@ import pandas as pd  # noqa: E402
 
 from edgebench.buildconfig import model_config  # noqa: E402
 from edgebench.diagnostics.attribution import decode_attribution  # noqa: E402
-from edgebench.tables import write_parquet_atomic  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 
 sm = snakemake  # noqa: F821
 frame = decode_attribution(
@@ -18,5 +18,5 @@ frame = decode_attribution(
     model_config(Path(sm.input.model).parent),
     sm.params.config["builds"],
 )
-write_parquet_atomic(frame, sm.output[0])
+write_parquet(frame, sm.output[0])
 print(frame.to_string())

@@ -1,9 +1,9 @@
 from edgebench.fidelity.score import run_fidelity_arm
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
 if __name__ == "__main__":  # the engine may spawn processes that re-import this module
     sm = snakemake  # noqa: F821
-    redirect_to_log(sm.log[0])
+    start_job(sm)
     run_fidelity_arm(
         sm.params.config,
         f"{sm.wildcards.engine}/{sm.wildcards.label}",

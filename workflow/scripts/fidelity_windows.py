@@ -1,12 +1,12 @@
 import json
 from pathlib import Path
 
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 from edgebench.fidelity.corpus import greedy_prompts, scored_positions, tokenize_corpus  # noqa: E402
-from edgebench.tables import write_text_atomic  # noqa: E402
+from edgebench.io import write_text  # noqa: E402
 
 sm = snakemake  # noqa: F821
 settings = sm.params.fidelity
@@ -16,4 +16,4 @@ windows = tokenize_corpus(
 )
 prompts = greedy_prompts(tokenizer_dir)
 print(f"{len(windows)} windows, {scored_positions(windows)} scored positions, {len(prompts)} greedy prompts")
-write_text_atomic(json.dumps({"windows": windows, "greedy_prompts": prompts}), sm.output[0])
+write_text(json.dumps({"windows": windows, "greedy_prompts": prompts}), sm.output[0])

@@ -1,18 +1,18 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from edgebench.diagnostics.imports import import_rows  # noqa: E402
 from edgebench.diagnostics.stamp import stamp  # noqa: E402
-from edgebench.tables import write_parquet_atomic  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 
 sm = snakemake  # noqa: F821
 imports = sm.params.imports
 frame = stamp(
     pd.DataFrame(import_rows(imports["entries"], imports["reps"])), sm.params.config, sm.params.code
 )
-write_parquet_atomic(frame, sm.output[0])
+write_parquet(frame, sm.output[0])
 totals = frame[frame["module"] == "(total)"].groupby("entry")[["cumulative_s", "process_wall_s"]].median()
 print(totals.to_string())

@@ -1,6 +1,6 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 from edgebench.diagnostics.kernel_rule import run_kernel_study  # noqa: E402
 

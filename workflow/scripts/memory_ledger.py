@@ -1,9 +1,9 @@
 from edgebench.diagnostics.ledger_rule import run_memory_ledger
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
 if __name__ == "__main__":  # the engine may spawn processes that re-import this module
     sm = snakemake  # noqa: F821
-    redirect_to_log(sm.log[0])
+    start_job(sm)
     run_memory_ledger(
         sm.params.config,
         f"{sm.wildcards.engine}/{sm.wildcards.label}",

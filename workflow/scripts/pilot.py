@@ -1,18 +1,18 @@
 import tempfile
 from pathlib import Path
 
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 import pandas as pd  # noqa: E402
 
 from edgebench.bench.pilot import run_design, summarize  # noqa: E402
 from edgebench.bench.spec import engine_spec  # noqa: E402
 from edgebench.bench.warm import settings_from  # noqa: E402
+from edgebench.io import write_parquet  # noqa: E402
 from edgebench.provenance import PROVENANCE_COLUMNS  # noqa: E402
 from edgebench.rows import arm_row  # noqa: E402
-from edgebench.tables import write_parquet_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 pilot = sm.params.pilot
@@ -32,6 +32,6 @@ summary = summarize(samples, float(sm.params.tolerance), int(sm.params.config["b
 for frame in (samples, summary):
     for key in PROVENANCE_COLUMNS:
         frame[key] = identity[key]
-write_parquet_atomic(samples, sm.output.samples)
-write_parquet_atomic(summary, sm.output.table)
+write_parquet(samples, sm.output.samples)
+write_parquet(summary, sm.output.table)
 print(summary.T.to_string())

@@ -1,13 +1,13 @@
-from edgebench.scriptlog import redirect_to_log
+from edgebench.jobs import start_job
 
-redirect_to_log(snakemake.log[0])  # noqa: F821
+start_job(snakemake)  # noqa: F821
 
 from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
+from edgebench.io import write_text  # noqa: E402
 from edgebench.retractions import retracted_figures, scan_for_figures  # noqa: E402
-from edgebench.tables import write_text_atomic  # noqa: E402
 
 sm = snakemake  # noqa: F821
 figures = set()
@@ -16,6 +16,4 @@ for path in sm.input.tables:
 found = scan_for_figures(Path(sm.params.root), figures)
 if found:
     raise SystemExit("retracted figures still written in the repository:\n  " + "\n  ".join(found))
-write_text_atomic(
-    f"checked {len(figures)} retracted figures: none found in the repository's text\n", sm.output[0]
-)
+write_text(f"checked {len(figures)} retracted figures: none found in the repository's text\n", sm.output[0])

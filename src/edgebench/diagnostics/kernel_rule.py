@@ -10,7 +10,7 @@ from edgebench.buildconfig import model_config
 from edgebench.diagnostics.ceilings import bf16_matmul_gflop_s, last_level_cache_bytes, stream_gb_s
 from edgebench.diagnostics.kernels import CacheFlusher, add_rates, kernel_rows, model_shapes
 from edgebench.diagnostics.stamp import stamp
-from edgebench.tables import write_parquet_atomic
+from edgebench.io import write_parquet
 
 
 def ceiling_rows(threads: list[int], array_bytes: int) -> list[dict]:
@@ -52,7 +52,7 @@ def run_kernel_study(
     frame["llc_mib"] = llc / 2**20
     frame["stream_array_mib"] = array_bytes / 2**20
     frame = stamp(frame, config, code_digest)
-    write_parquet_atomic(frame, out)
+    write_parquet(frame, out)
     best = rated[rated["m"] == 1].sort_values("pct_of_ceiling", ascending=False)
     print(best[["kernel", "layer", "threads", "us", "gb_s", "pct_of_ceiling"]].head(12).to_string())
     return frame

@@ -13,8 +13,8 @@ import pandas as pd
 
 from edgebench.buildconfig import model_config
 from edgebench.diagnostics.ledger import LEDGER_COLUMNS
+from edgebench.io import write_parquet
 from edgebench.rows import arm_row
-from edgebench.tables import write_parquet_atomic
 
 
 def ledger_spec(config: dict, arm_name: str, build_json: str) -> dict:
@@ -55,7 +55,7 @@ def run_memory_ledger(
     frame = pd.DataFrame(
         [{**base, **row, "status": "failed" if error else "ok", "error": error} for row in rows]
     )
-    write_parquet_atomic(frame, out)
+    write_parquet(frame, out)
     shown = [c for c in ("process", "component", "kind", "mb") if c in frame]
     print(frame[shown].to_string())
     return frame

@@ -8,8 +8,6 @@ scored exactly, to say how far below the exact KL the bound sits.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import traceback
 from pathlib import Path
 
@@ -17,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
+from edgebench.io import write_parquet
 from edgebench.rows import arm_row
-from edgebench.tables import rows_frame, write_parquet_atomic
+from edgebench.tables import rows_frame
 
 GREEDY_TOKENS = 16
 BATCH = 4
@@ -127,13 +126,6 @@ def exact_subset_gap(engine, window: dict, ref: np.ndarray, positions: int, topk
     }
 
 
-def save_npy_atomic(array: np.ndarray, path: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".ref.", suffix=".npy", dir=os.path.dirname(path) or ".")
-    with os.fdopen(fd, "wb") as handle:
-        np.save(handle, array)
-    os.replace(tmp, path)
-
-
 def positions_frame(arm_name: str, windows: list[dict], per_position: dict) -> pd.DataFrame:
     """Drill-down rows: where in which document an arm diverges from the reference."""
     docs, positions = [], []
@@ -214,6 +206,6 @@ def run_fidelity_arm(
         traceback.print_exc()
         row.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
     row["wall_s"] = (pd.Timestamp.now(tz="UTC") - start).total_seconds()
-    write_parquet_atomic(positions, positions_out)
-    write_parquet_atomic(rows_frame("fidelity", [row]), summary_out)
+    write_parquet(positions, positions_out)
+    write_parquet(rows_frame("fidelity", [row]), summary_out)
     return row

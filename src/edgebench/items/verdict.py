@@ -8,9 +8,9 @@ import altair as alt
 import pandas as pd
 
 from edgebench.charts import save_chart
+from edgebench.io import write_parquet, write_text
 from edgebench.items.verify import METHODS
 from edgebench.retractions import apply_retractions
-from edgebench.tables import write_parquet_atomic, write_text_atomic
 
 VALUE_COLUMNS = (
     "failed_rows",
@@ -123,7 +123,7 @@ def write_verdict(item: dict, paths: list[str], retractions: list[dict], out: di
     provenance["retracted_rows_excluded"] = (
         int((frame.get("status") == "retracted").sum()) if "status" in frame else 0
     )
-    write_text_atomic(render_markdown(item, verdict, evidence, provenance, note), out["md"])
+    write_text(render_markdown(item, verdict, evidence, provenance, note), out["md"])
     row = {
         "id": item["id"],
         "title": item["title"],
@@ -135,7 +135,7 @@ def write_verdict(item: dict, paths: list[str], retractions: list[dict], out: di
         "evidence": evidence.to_json(orient="records"),
         **{k: str(v) for k, v in provenance.items()},
     }
-    write_parquet_atomic(pd.DataFrame([row]), out["table"])
+    write_parquet(pd.DataFrame([row]), out["table"])
     save_chart(evidence_chart(item, evidence), png=out["png"], svg=out["svg"], html=out["html"])
     return row
 

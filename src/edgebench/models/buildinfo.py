@@ -10,7 +10,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from edgebench.tables import write_text_atomic
+from edgebench.io import write_text
 
 BUILD_FIELDS = (
     "build",
@@ -65,7 +65,7 @@ def write_build_json(out_dir: Path, info: dict) -> dict:
     missing = [f for f in BUILD_FIELDS if f not in info]
     if missing:
         raise ValueError(f"build.json for {out_dir} lacks fields {missing}")
-    write_text_atomic(json.dumps(info, indent=2, sort_keys=True) + "\n", Path(out_dir) / "build.json")
+    write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", Path(out_dir) / "build.json")
     return info
 
 
