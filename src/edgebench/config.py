@@ -21,8 +21,17 @@ def load_schema(path: Path = SCHEMA_PATH) -> dict:
     return yaml.safe_load(path.read_text())
 
 
-def _where(error: jsonschema.ValidationError) -> str:
-    return "config" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+def _where(error: jsonschema.ValidationError, root: str) -> str:
+    return root + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+
+
+def schema_errors(value: object, schema: dict, root: str) -> str:
+    """One line naming each key that breaks the schema and why ("" when none does)."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    shown = [f"{_where(e, root)}: {e.message[:200]}" for e in errors[:3]]
+    more = f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
+    return "; ".join(shown) + more
 
 
 def _fill_defaults(schema: dict, value: object) -> None:
@@ -48,18 +57,43 @@ def _fill_defaults(schema: dict, value: object) -> None:
 def validate_config(config: dict, schema: dict | None = None) -> dict:
     """Validated copy of the config with defaults filled; raises ConfigError naming the key."""
     schema = schema or load_schema()
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = [f"{_where(e)}: {e.message}" for e in errors[:10]]
-        raise ConfigError("invalid config:\n  " + "\n  ".join(lines))
+    problems = schema_errors(config, schema, "config")
+    if problems:
+        raise ConfigError(f"invalid config: {problems}")
     checked = copy.deepcopy(config)
     _fill_defaults(schema, checked)
     check_cross_fields(checked)
     return checked
 
 
+def model_widths(model: dict) -> dict[str, int] | None:
+    """The reference model's layer widths, read from its config or its GGUF header (None when the
+    model package is not installed yet: the reference_model rule then says so)."""
+    if model["kind"] == "tiny_random":
+        return {"hidden_size": model["hidden_size"], "intermediate_size": model["intermediate_size"]}
+    from edgebench.models.ggufmeta import gguf_widths, packaged_gguf
+
+    try:
+        return gguf_widths(packaged_gguf(model["package"], model["file"]))
+    except (FileNotFoundError, ValueError, KeyError):
+        return None
+
+
+def check_group_sizes(config: dict) -> None:
+    """A quantization group must tile every layer width it quantizes, or the build fails late."""
+    grouped = {n: s for n, s in config["builds"].items() if s.get("group_size", -1) > 0}
+    widths = model_widths(config["model"]) if grouped else None
+    for name, spec in grouped.items():
+        bad = {k: w for k, w in (widths or {}).items() if w % spec["group_size"]}
+        if bad:
+            shown = ", ".join(f"{k} {w}" for k, w in bad.items())
+            raise ConfigError(
+                f"config.builds.{name}.group_size: {spec['group_size']} does not divide the model's {shown}"
+            )
+
+
 def check_builds(config: dict) -> None:
+    check_group_sizes(config)
     for name, spec in config["builds"].items():
         if spec["method"] in ("gptq", "rtn") and "group_size" not in spec:
             raise ConfigError(f"config.builds.{name}: method {spec['method']} needs a group_size")
@@ -167,12 +201,49 @@ def check_calibration(config: dict) -> None:
         )
 
 
-def load_config(path: str | Path) -> dict:
+def read_config_file(path: str | Path) -> dict:
+    """A YAML mapping from a file; a syntax error names the file, line and column."""
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML: {error}") from None
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
-    return validate_config(raw)
+        raise ConfigError(
+            f"{path}: expected a mapping of sections at the top level, got {type(raw).__name__}"
+        )
+    return raw
+
+
+def merge_config(base: dict, overlay: dict) -> dict:
+    """`overlay` over `base`, mappings merged key by key (Snakemake's configfile semantics)."""
+    merged = copy.deepcopy(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_config(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def study_config(base_path: str | Path, command_line: dict) -> tuple[dict, set[str]]:
+    """The workflow's config: the base file, then the overlay files named in `overlays` (a comma
+    separated list, from `--config overlays=config/agent.yaml`), then anything else the command line
+    gave (--configfile, --config) on top. Returns the validated config (defaults filled) and the
+    top-level sections that were given (optional stages run only when their section was)."""
+    overlays = command_line.get("overlays") or ""
+    paths = overlays.split(",") if isinstance(overlays, str) else list(overlays)
+    config = read_config_file(base_path) if Path(base_path).exists() else {}
+    for path in [p.strip() for p in paths if p.strip()]:
+        config = merge_config(config, read_config_file(path))
+    config = merge_config(config, {k: v for k, v in command_line.items() if k != "overlays"})
+    return validate_config(config), set(config)
+
+
+def load_config(path: str | Path) -> dict:
+    return validate_config(read_config_file(path))

@@ -10,22 +10,29 @@ import tokenize
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from edgebench.config import ConfigError
+from edgebench.config import ConfigError, read_config_file
 from edgebench.metrics import METRICS
+from edgebench.tables import TABLE_COLUMNS
 
 REQUIRED = ("id", "reason", "date", "replaced_by")
 SCANNED = {".md", ".rst", ".py", ".yaml", ".yml", ".smk", ".txt"}
 SKIP_DIRS = {".git", ".venv", "results", ".snakemake", "__pycache__", ".pytest_cache", ".ruff_cache", "data"}
 
 
-def load_retractions(path: str | Path) -> list[dict]:
+def load_retractions(path: str | Path, item_ids: set[str] | None = None) -> list[dict]:
+    """The registry, checked: every entry names a table rows can be retracted from and columns it
+    has, or an item of the roadmap (when `item_ids` is given). Nothing unknown is accepted silently."""
     path = Path(path)
     if not path.exists():
         return []
-    entries = (yaml.safe_load(path.read_text()) or {}).get("retractions") or []
+    raw = read_config_file(path)
+    entries = raw.get("retractions") or []
+    if not isinstance(entries, list):
+        raise ConfigError(f"{path}: retractions must be a list, got {type(entries).__name__}")
     for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{path}: retractions[{i}] must be a mapping, got {entry!r}")
         missing = [k for k in REQUIRED if k not in entry]
         if missing:
             raise ConfigError(f"{path}: retractions[{i}] lacks {missing}")
@@ -38,7 +45,25 @@ def load_retractions(path: str | Path) -> list[dict]:
                 f"{path}: retractions[{i}] ({entry['id']}) needs a `where` mapping of column: value"
             )
         entry["date"] = str(entry["date"])
+        check_target(entry, f"{path}: retractions[{i}] ({entry['id']})", item_ids)
     return entries
+
+
+def check_target(entry: dict, where: str, item_ids: set[str] | None) -> None:
+    if "item" in entry:
+        if item_ids is not None and entry["item"] not in item_ids:
+            raise ConfigError(
+                f"{where}.item: {entry['item']!r} is not an item of the roadmap ({sorted(item_ids)})"
+            )
+        return
+    table = entry["table"]
+    if table not in TABLE_COLUMNS:
+        raise ConfigError(
+            f"{where}.table: {table!r} is not a table rows can be retracted from ({sorted(TABLE_COLUMNS)})"
+        )
+    unknown = [c for c in entry["where"] if c not in TABLE_COLUMNS[table]]
+    if unknown:
+        raise ConfigError(f"{where}.where: {unknown} are not columns of table {table!r}")
 
 
 def matches(frame: pd.DataFrame, where: dict) -> pd.Series:

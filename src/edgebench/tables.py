@@ -66,6 +66,33 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Agent episodes (edgebench.agent.episode.result_row) with the arm's identity and provenance.
+TABLE_COLUMNS["agent_trials"] = (
+    *ROW_COLUMNS,
+    "policy",
+    "task_id",
+    "template",
+    "variant",
+    "already_satisfied",
+    "instance",
+    "trial",
+    "seed",
+    "success",
+    "goal_met",
+    "untouched_if_satisfied",
+    "unrelated_unchanged",
+    "exact_change",
+    "status_ok",
+    "reached",
+    "final_status",
+    "steps",
+    "budget",
+    "invalid_actions",
+    "wall_s",
+    "changes",
+    "sampling_seed",
+)
+
 
 def check_columns(table: str, frame: pd.DataFrame) -> None:
     """Fail naming the missing columns, so a table never ships without its contract."""

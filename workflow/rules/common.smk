@@ -5,16 +5,18 @@ sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 
 from snakemake.exceptions import WorkflowError
 
-from edgebench.config import ConfigError, validate_config
+from edgebench.config import ConfigError, study_config
 from edgebench.items.roadmap import items_in_study, load_roadmap
 from edgebench.retractions import load_retractions
 from edgebench.codeclosure import config_sections_read, script_code_digest
 from edgebench.studies import rep_path, session_arms, study_plan, study_schedule
 
+# Read and validate before any job runs: config/config.yaml, then the overlay files named with
+# `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line. A YAML
+# error names its file and line; a wrong key or value stops here with a message naming it.
+config, GIVEN_SECTIONS = study_config("config/config.yaml", config)
 # Diagnostics (memory ledger, import profile, kernel study) run when the config has the section.
-DIAGNOSTICS = "diagnostics" in config
-# Validate before any job runs: a wrong key or value stops here with a message naming it.
-config = validate_config(config)
+DIAGNOSTICS = "diagnostics" in GIVEN_SECTIONS
 
 try:
     MACHINE_CORES = (
@@ -24,12 +26,13 @@ except WorkflowError:
     MACHINE_CORES = (
         1  # --report, --lint, --unlock: no job runs, so no core count is given
     )
-RETRACTIONS = load_retractions(config["retractions"])
-ITEMS = (
-    items_in_study(load_roadmap(config["roadmap"], config["arms"]), config)
+ROADMAP = (
+    load_roadmap(config["roadmap"], config["arms"])
     if Path(config["roadmap"]).exists()
-    else {}
+    else []
 )
+ITEMS = items_in_study(ROADMAP, config) if ROADMAP else {}
+RETRACTIONS = load_retractions(config["retractions"], {item["id"] for item in ROADMAP})
 ENV_FILE = "../envs/edgebench.yaml"
 
 

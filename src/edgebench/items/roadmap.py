@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import jsonschema
 import yaml
 
-from edgebench.config import ConfigError
+from edgebench.config import ConfigError, read_config_file, schema_errors
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "roadmap.schema.yaml"
 
@@ -21,16 +20,9 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
                 f"roadmap.items[{i}] ({item.get('id', '?')}): no `verify` method; an item without a "
                 "verification method is not on the roadmap"
             )
-    validator = jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text()))
-    errors = sorted(validator.iter_errors(roadmap), key=lambda e: list(e.absolute_path))
-    if errors:
-        where = [
-            "roadmap"
-            + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-            + f": {e.message}"
-            for e in errors[:10]
-        ]
-        raise ConfigError("invalid roadmap:\n  " + "\n  ".join(where))
+    problems = schema_errors(roadmap, yaml.safe_load(SCHEMA.read_text()), "roadmap")
+    if problems:
+        raise ConfigError(f"invalid roadmap: {problems}")
     items = roadmap["items"]
     ids = [item["id"] for item in items]
     if len(set(ids)) != len(ids):
@@ -43,7 +35,7 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
 
 
 def load_roadmap(path: str | Path, arms: dict | None = None) -> list[dict]:
-    return validate_roadmap(yaml.safe_load(Path(path).read_text()), arms)
+    return validate_roadmap(read_config_file(path), arms)
 
 
 # The config section each table needs; an item resting on a table this study does not make waits

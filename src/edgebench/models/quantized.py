@@ -17,7 +17,7 @@ def build_quantized(reference_dir: Path, out_dir: Path, name: str, spec: dict, m
         return build_rtn(reference_dir, out_dir, name, spec)
     if method == "gguf":
         from edgebench.models.gguf_build import build_gguf
-        from edgebench.models.reference import packaged_gguf
+        from edgebench.models.ggufmeta import packaged_gguf
 
         source = (
             packaged_gguf(model_cfg["package"], model_cfg["file"])

