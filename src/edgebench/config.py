@@ -231,17 +231,20 @@ def merge_config(base: dict, overlay: dict) -> dict:
     return merged
 
 
-def study_config(base_path: str | Path, command_line: dict) -> tuple[dict, set[str]]:
+def study_config(base_path: str | Path, command_line: dict, replace: bool = False) -> tuple[dict, set[str]]:
     """The workflow's config: the base file, then the overlay files named in `overlays` (a comma
     separated list, from `--config overlays=config/agent.yaml`), then anything else the command line
-    gave (--configfile, --config) on top. Returns the validated config (defaults filled) and the
-    top-level sections that were given (optional stages run only when their section was)."""
+    gave (--configfile, --config) on top. `study=FILE` on the command line, or `replace` (Snakemake's
+    --replace-workflow-config), takes another study instead of the base file. Returns the validated
+    config (defaults filled) and the top-level sections that were given (optional stages run only
+    when their section was)."""
     overlays = command_line.get("overlays") or ""
     paths = overlays.split(",") if isinstance(overlays, str) else list(overlays)
-    config = read_config_file(base_path) if Path(base_path).exists() else {}
+    base_path = command_line.get("study") or base_path
+    config = read_config_file(base_path) if Path(base_path).exists() and not replace else {}
     for path in [p.strip() for p in paths if p.strip()]:
         config = merge_config(config, read_config_file(path))
-    config = merge_config(config, {k: v for k, v in command_line.items() if k != "overlays"})
+    config = merge_config(config, {k: v for k, v in command_line.items() if k not in ("overlays", "study")})
     return validate_config(config), set(config)
 
 

@@ -12,9 +12,12 @@ from edgebench.codeclosure import config_sections_read, script_code_digest
 from edgebench.studies import rep_path, session_arms, study_plan, study_schedule
 
 # Read and validate before any job runs: config/config.yaml, then the overlay files named with
-# `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line. A YAML
+# `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line
+# (`--config study=config/full.yaml` takes another study as the base). A YAML
 # error names its file and line; a wrong key or value stops here with a message naming it.
-config, GIVEN_SECTIONS = study_config("config/config.yaml", config)
+config, GIVEN_SECTIONS = study_config(
+    "config/config.yaml", config, workflow.config_settings.replace_workflow_config
+)
 # Diagnostics (memory ledger, import profile, kernel study) run when the config has the section.
 DIAGNOSTICS = "diagnostics" in GIVEN_SECTIONS
 
