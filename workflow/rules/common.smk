@@ -6,6 +6,7 @@ sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 from snakemake.exceptions import WorkflowError
 
 from edgebench.config import ConfigError, study_config
+from edgebench.engines.registry import ENGINES
 from edgebench.items.roadmap import items_in_study, load_roadmap
 from edgebench.retractions import load_retractions
 from edgebench.codeclosure import config_sections_read, script_code_digest
@@ -42,7 +43,7 @@ ENV_FILE = "../envs/edgebench.yaml"
 wildcard_constraints:
     item="[A-Za-z0-9_-]+",
     study="bench",
-    engine="vllm|hf|llamacpp",
+    engine="|".join(ENGINES),
     label="[A-Za-z0-9_.-]+",
     build="[a-z0-9][a-z0-9_.-]*",
     rep=r"\d+",

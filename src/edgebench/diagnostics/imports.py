@@ -9,6 +9,8 @@ import time
 
 import pandas as pd
 
+from edgebench.engines.registry import ENGINES
+
 # "import time:       325 |        912 |   encodings.aliases"
 _LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|( *)(\S+)\s*$")
 
@@ -84,7 +86,7 @@ def import_rows(entries: dict[str, str], reps: int) -> list[dict]:
 
 
 # The statement each engine's `import_engine()` runs inside a rep (what `import_s` times).
-ENGINE_ENTRY = {"vllm": "from vllm import LLM", "hf": "import transformers", "llamacpp": "import llama_cpp"}
+ENGINE_ENTRY = {name: info.import_statement for name, info in ENGINES.items()}
 
 
 def import_summary(imports: pd.DataFrame, bench: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 
+from edgebench.engines.registry import ENGINES
 from edgebench.procfs import children_of, rss_anon_kb
 
 LEDGER_COLUMNS = (
@@ -268,7 +269,7 @@ def llamacpp_ledger(spec: dict) -> list[dict]:
     return _in_process_rows(engine, attributed, file_backed)
 
 
-LEDGERS = {"vllm": vllm_ledger, "hf": hf_ledger, "llamacpp": llamacpp_ledger}
+LEDGERS = {name: globals()[info.ledger] for name, info in ENGINES.items()}
 
 
 def main(spec_path: str, out_path: str) -> None:

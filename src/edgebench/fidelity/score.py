@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from edgebench.engines.registry import ENGINES
 from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
 from edgebench.io import write_parquet
 from edgebench.rows import arm_row
@@ -147,7 +148,7 @@ def positions_frame(arm_name: str, windows: list[dict], per_position: dict) -> p
 
 
 def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, vocab: int) -> None:
-    if engine.name == "vllm":  # the exact subset asks for the whole vocabulary per position
+    if ENGINES[engine.name].fidelity_full_vocab:  # the exact subset asks for every token's logprob
         engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8, max_logprobs=vocab)
     else:
         engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8)
