@@ -33,13 +33,10 @@ def tiny_model(tmp_path_factory):
     return out
 
 
-def hf_spec(model_dir, bench: dict, **extra) -> dict:
+def hf_spec(model_dir, bench: dict, **extra):
     """A measuring process's spec for the tiny model on the transformers engine, one thread."""
-    return {
-        "engine": "hf",
-        "build_dir": str(model_dir),
-        "arm": {"threads": 1},
-        "vocab_size": 512,
-        "bench": bench,
-        **extra,
-    }
+    from edgebench.bench.contract import EngineSpec
+
+    return EngineSpec(
+        engine="hf", build_dir=str(model_dir), options={"threads": 1}, vocab_size=512, bench=bench, **extra
+    )

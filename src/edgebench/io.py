@@ -10,11 +10,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # pandas, pyarrow and numpy load only when a table or array is written
+    import numpy as np
+    import pandas as pd
 
 METADATA_KEY = b"edgebench"
 
@@ -37,6 +37,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, context: dict | None = None) -> None:
     """The table, with the job context (by default the running job's) stored once as metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     from edgebench.jobs import current_context
 
     context = current_context() if context is None else context
@@ -50,6 +53,8 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, context: dict | 
 
 def table_context(path: str | os.PathLike) -> dict:
     """The provenance a table was written with ({} when it carries none)."""
+    import pyarrow.parquet as pq
+
     metadata = pq.read_schema(path).metadata or {}
     return json.loads(metadata[METADATA_KEY]) if METADATA_KEY in metadata else {}
 
@@ -64,5 +69,7 @@ def write_json(value: object, path: str | os.PathLike) -> None:
 
 
 def save_npy(array: np.ndarray, path: str | os.PathLike) -> None:
+    import numpy as np
+
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.save(handle, array)

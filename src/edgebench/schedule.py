@@ -36,10 +36,15 @@ def schedule(arms: list[str], rounds: int) -> list[Slot]:
     return slots
 
 
-def previous_slot(arms: list[str], rounds: int, arm: str, rep: int) -> Slot | None:
-    """The slot that must finish before (arm, rep) starts; None for the first slot."""
+def find_slot(arms: list[str], rounds: int, arm: str, rep: int) -> tuple[Slot, Slot | None]:
+    """The slot of (arm, rep) and the one that must finish before it starts (None for the first)."""
     slots = schedule(arms, rounds)
     for slot in slots:
         if slot.arm == arm and slot.round == rep:
-            return slots[slot.sequence - 1] if slot.sequence else None
+            return slot, (slots[slot.sequence - 1] if slot.sequence else None)
     raise KeyError(f"arm {arm!r} rep {rep} is not in the schedule of {rounds} rounds over {arms}")
+
+
+def previous_slot(arms: list[str], rounds: int, arm: str, rep: int) -> Slot | None:
+    """The slot that must finish before (arm, rep) starts; None for the first slot."""
+    return find_slot(arms, rounds, arm, rep)[1]

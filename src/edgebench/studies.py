@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from edgebench.schedule import Slot, schedule
+from edgebench.schedule import Slot, find_slot
 
 STUDIES = ("bench",)
 
@@ -14,9 +14,11 @@ def study_plan(config: dict, study: str) -> tuple[list[str], int]:
     raise KeyError(f"unknown study {study!r}; known: {STUDIES}")
 
 
-def study_schedule(config: dict, study: str) -> list[Slot]:
+def study_slot(config: dict, study: str, arm: str, rep: int) -> tuple[Slot, Slot | None]:
+    """A rep's slot in its study's rotated schedule, and the slot that runs just before it: the
+    DAG computes both once (the chain of inputs, and the rep's slot as a param)."""
     arms, rounds = study_plan(config, study)
-    return schedule(arms, rounds)
+    return find_slot(arms, rounds, arm, rep)
 
 
 def session_arms(config: dict) -> list[str]:

@@ -17,6 +17,7 @@ rule bench_rep:
         bench_slot=1,
     params:
         code=code_digest("bench_rep.py"),
+        slot=get_rep_slot,
         config=job_config("bench_rep.py"),
     script:
         "../scripts/bench_rep.py"

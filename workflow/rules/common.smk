@@ -10,7 +10,7 @@ from edgebench.engines.registry import ENGINES
 from edgebench.items.roadmap import items_in_study, load_roadmap
 from edgebench.retractions import load_retractions
 from edgebench.codeclosure import config_sections_read, script_code_digest
-from edgebench.studies import rep_path, session_arms, study_plan, study_schedule
+from edgebench.studies import rep_path, session_arms, study_plan, study_slot
 
 # Read and validate before any job runs: config/config.yaml, then the overlay files named with
 # `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line
@@ -82,17 +82,21 @@ def get_arm_build_json(wildcards):
 def get_previous_rep(wildcards):
     """The rep scheduled just before this one, so reps run in the rotated order, one at a time."""
     arm = f"{wildcards.engine}/{wildcards.label}"
-    slots = study_schedule(config, wildcards.study)
-    for before, slot in zip([None, *slots], slots):
-        if slot.arm == arm and slot.round == int(wildcards.rep):
-            return (
-                []
-                if before is None
-                else [rep_path(wildcards.study, before.arm, before.round)]
-            )
-    raise ValueError(
-        f"{arm} rep {wildcards.rep} is not in the {wildcards.study} schedule"
+    _, before = study_slot(config, wildcards.study, arm, int(wildcards.rep))
+    return (
+        [] if before is None else [rep_path(wildcards.study, before.arm, before.round)]
     )
+
+
+def get_rep_slot(wildcards):
+    """The rep's place in the rotated schedule, computed once here and passed as a param."""
+    arm = f"{wildcards.engine}/{wildcards.label}"
+    slot, _ = study_slot(config, wildcards.study, arm, int(wildcards.rep))
+    return {
+        "round": slot.round,
+        "order_position": slot.order_position,
+        "sequence": slot.sequence,
+    }
 
 
 def get_earlier_reps(wildcards):

@@ -14,6 +14,7 @@ rows = measure_rep(
     sm.wildcards.study,
     f"{sm.wildcards.engine}/{sm.wildcards.label}",
     int(sm.wildcards.rep),
+    sm.params.slot,
     str(Path(sm.input.build).parent),
     sm.params.code,
     list(sm.input.earlier),

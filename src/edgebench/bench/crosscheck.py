@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.bench.session import ArmFailed, ArmProcess, SessionSettings, single_thread
 from edgebench.stats import paired_estimate
 
@@ -27,12 +28,12 @@ def geometric_mean(values: list[float]) -> float:
 
 
 def run_crosscheck(
-    spec: dict, settings: SessionSettings, iters: int, workdir: Path, progress=print
+    spec: EngineSpec, settings: SessionSettings, iters: int, workdir: Path, progress=print
 ) -> list[dict]:
     """Per-round rows: the tool's and edgebench's request rates and edgebench's decode rate."""
     # The engine as the warm session runs it: one thread, its whole process tree on one core.
     arm = ArmProcess.start("crosscheck", single_thread(spec), settings.cores[:1], workdir)
-    tokens = int(spec["bench"]["decode_tokens"])
+    tokens = int(spec.bench["decode_tokens"])
     rows = []
     try:
         arm.wait_ready(settings.timeout_s)

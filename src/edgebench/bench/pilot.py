@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.bench.session import SessionSettings, run_session
 from edgebench.stats import minimum_detectable_effect
 
@@ -69,7 +70,7 @@ def paired_log_ratios(frame: pd.DataFrame, value: str = "decode_tok_s") -> np.nd
 
 
 def run_design(
-    spec: dict, processes: int, design: str, settings: SessionSettings, workdir: Path, progress
+    spec: EngineSpec, processes: int, design: str, settings: SessionSettings, workdir: Path, progress
 ) -> pd.DataFrame:
     """`processes` resident engines of one arm, sampled in `design` (duets: every pair each round)."""
     names = [f"{design[0]}{i}" for i in range(processes)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from dataclasses import replace
 
 import pandas as pd
 
@@ -11,14 +12,6 @@ from edgebench.bench.runner import run_worker
 from edgebench.bench.spec import engine_spec
 from edgebench.metrics import metric
 from edgebench.rows import arm_row
-from edgebench.studies import study_schedule
-
-
-def slot_of(config: dict, study: str, arm_name: str, rep: int):
-    for slot in study_schedule(config, study):
-        if slot.arm == arm_name and slot.round == rep:
-            return slot
-    raise KeyError(f"arm {arm_name!r} rep {rep} is not scheduled in study {study!r}")
 
 
 def straggler_reason(value: float, clean_values: list[float], name: str, k: float) -> str:
@@ -41,25 +34,29 @@ def earlier_clean_values(paths: list[str], name: str) -> list[float]:
 
 
 def run_attempt(
-    config: dict, study: str, arm_name: str, rep: int, build_dir: str, code_digest: str, attempt: int
+    config: dict,
+    study: str,
+    arm_name: str,
+    rep: int,
+    slot: dict,
+    build_dir: str,
+    code_digest: str,
+    attempt: int,
 ):
     bench = config["bench"]
-    slot = slot_of(config, study, arm_name, rep)
-    row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot.order_position)
+    row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot["order_position"])
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
-    spec = {
-        **engine_spec(config, arm_name, build_dir),
-        "fault": next(
-            (
-                f
-                for f in bench["faults"]
-                if f["arm"] == arm_name and f["rep"] == rep and f["study"] == study and attempt == 1
-            ),
-            None,
+    fault = next(
+        (
+            f
+            for f in bench["faults"]
+            if f["arm"] == arm_name and f["rep"] == rep and f["study"] == study and attempt == 1
         ),
-    }
+        None,
+    )
+    spec = replace(engine_spec(config, arm_name, build_dir), fault=fault)
     print(
-        f"{study} rep {rep} of {arm_name} (round {slot.round}, position {slot.order_position}, "
+        f"{study} rep {rep} of {arm_name} (round {slot['round']}, position {slot['order_position']}, "
         f"attempt {attempt}) on cores {cores}",
         flush=True,
     )
@@ -67,20 +64,28 @@ def run_attempt(
     if result["status"] == "ok" and result["stolen_frac"] > float(bench["contention_limit"]):
         result["status"] = "contended"
     row.update(result)
-    row.update(study=study, round=slot.round, attempt=attempt)
+    row.update(study=study, round=slot["round"], attempt=attempt)
     print(f"{arm_name} rep {rep} attempt {attempt}: {row['status']} in {row['wall_s']:.1f} s", flush=True)
     return row
 
 
 def measure_rep(
-    config: dict, study: str, arm_name: str, rep: int, build_dir: str, code_digest: str, earlier: list[str]
+    config: dict,
+    study: str,
+    arm_name: str,
+    rep: int,
+    slot: dict,
+    build_dir: str,
+    code_digest: str,
+    earlier: list[str],
 ) -> list[dict]:
     """Run a rep in a fresh, pinned, guarded process; a straggler is re-run once and both attempts
-    are kept. `earlier` are this arm's previous rep files in the same study."""
+    are kept. `slot` is the rep's place in the rotated schedule (round, order_position), computed
+    by the DAG; `earlier` are this arm's previous rep files in the same study."""
     bench = config["bench"]
     name, k = bench["straggler_metric"], float(bench["straggler_k"])
     clean = earlier_clean_values(earlier, name)
-    rows = [run_attempt(config, study, arm_name, rep, build_dir, code_digest, attempt=1)]
+    rows = [run_attempt(config, study, arm_name, rep, slot, build_dir, code_digest, attempt=1)]
     reason = (
         straggler_reason(float(rows[0].get(name, float("nan"))), clean, name, k)
         if rows[0]["status"] == "ok"
@@ -88,7 +93,7 @@ def measure_rep(
     )
     if reason:
         rows[0].update(status="contended", error=f"{reason}; re-run once")
-        rows.append(run_attempt(config, study, arm_name, rep, build_dir, code_digest, attempt=2))
+        rows.append(run_attempt(config, study, arm_name, rep, slot, build_dir, code_digest, attempt=2))
         again = straggler_reason(float(rows[1].get(name, float("nan"))), clean, name, k)
         if again and rows[1]["status"] == "ok":
             rows[1].update(status="contended", error=f"{again}; still slow after one re-run")

@@ -18,6 +18,7 @@ import os
 import sys
 import time
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.bench.prompts import synthetic_prompt
 
 WARMUP_TOKENS = 8
@@ -32,19 +33,19 @@ def _timed(fn, *args) -> float:
 class ResidentArm:
     """One loaded engine and the prompts of its samples (the same ids for every arm)."""
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: EngineSpec) -> None:
         from edgebench.engines import make_engine
 
-        bench = spec["bench"]
-        self.vocab = int(spec["vocab_size"])
+        bench = spec.bench
+        self.vocab = spec.vocab_size
         self.prefill_tokens = int(bench["prefill_tokens"])
         self.decode_tokens = int(bench["decode_tokens"])
         self.short = synthetic_prompt(16, self.vocab, seed=2)
-        self.build_dir = spec["build_dir"]
-        self.crash_at = (spec.get("fault") or {}).get("sample")  # reliability tests: die at this sample
-        self.engine = make_engine(spec["engine"])
+        self.build_dir = spec.build_dir
+        self.crash_at = (spec.fault or {}).get("sample")  # reliability tests: die at this sample
+        self.engine = make_engine(spec.engine)
         self.engine.import_engine()
-        self.engine.load(spec["build_dir"], spec["arm"], int(bench["max_model_len"]))
+        self.engine.load(spec.build_dir, spec.options, spec.max_model_len)
         # Warm-up at the measured shapes, never counted.
         self.engine.generate(synthetic_prompt(self.prefill_tokens, self.vocab, seed=3), 1)
         self.engine.generate(self.short, self.decode_tokens)
@@ -121,7 +122,7 @@ class ResidentArm:
         self.engine.close()
 
 
-def serve(spec: dict, commands, replies) -> None:
+def serve(spec: EngineSpec, commands, replies) -> None:
     """Answer commands until `exit` or end of input; an engine error becomes an `error` reply."""
     arm = ResidentArm(spec)
     replies.write(json.dumps({"ready": True}) + "\n")
@@ -152,7 +153,7 @@ def main(argv: list[str]) -> int:
 
     apply_env({})
     with open(argv[0]) as handle:
-        spec = json.load(handle)
+        spec = EngineSpec.from_json(json.load(handle))
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # library prints go to the log, never into the protocol
     serve(spec, sys.stdin, replies)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
 from edgebench.engines.base import BASE_ENV
 from edgebench.procfs import children_of, read_proc_stat, tree_cpu_ticks, tree_rss_anon_mb
@@ -61,21 +62,21 @@ def _tail(text: str, limit: int = 2000) -> str:
     return text[-limit:]
 
 
-def run_worker(spec: dict, cores: list[int], timeout_s: float, interval_s: float) -> dict:
+def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s: float) -> dict:
     """Run one rep; returns measured values plus status, error, stolen_frac and wall_s."""
     with tempfile.TemporaryDirectory(prefix="edgebench-rep-") as tmp:
         spec_path, out_path, log_path = (Path(tmp) / n for n in ("spec.json", "out.json", "worker.log"))
         env = {**os.environ, **BASE_ENV}
         cpu_before, harness_before = read_proc_stat(), _own_ticks()
         t_parent = time.time()
-        spec_path.write_text(json.dumps({**spec, "t_parent": t_parent}))
+        spec_path.write_text(json.dumps({**spec.to_json(), "t_parent": t_parent}))
         with open(log_path, "w") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "edgebench.bench.worker", str(spec_path), str(out_path)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                preexec_fn=functools.partial(_prepare_child, cores, _memory_limit(spec.get("fault"))),
+                preexec_fn=functools.partial(_prepare_child, cores, _memory_limit(spec.fault)),
             )
             sampler = Sampler(proc.pid, interval_s)
             thread = threading.Thread(target=sampler.run, daemon=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
 from edgebench.bench.runner import kill_tree
 from edgebench.engines.base import BASE_ENV
@@ -62,10 +63,10 @@ class ArmProcess:
     tree: list[int] = field(default_factory=list)
 
     @classmethod
-    def start(cls, name: str, spec: dict, cores: list[int], workdir: Path) -> ArmProcess:
+    def start(cls, name: str, spec: EngineSpec, cores: list[int], workdir: Path) -> ArmProcess:
         slug = name.replace("/", "_")
         spec_path, log_path = workdir / f"{slug}.json", workdir / f"{slug}.log"
-        spec_path.write_text(json.dumps(spec))
+        spec_path.write_text(json.dumps(spec.to_json()))
         with open(log_path, "w") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "edgebench.bench.resident", str(spec_path)],
@@ -148,13 +149,13 @@ class SessionSettings:
     pairs: list[tuple[str, str]] = field(default_factory=list)  # the duets of every round
 
 
-def single_thread(spec: dict) -> dict:
+def single_thread(spec: EngineSpec) -> EngineSpec:
     """A duet engine: one process (vLLM's EngineCore and worker inside the front end, so nothing
     busy-polls beside the model), one OpenMP thread, no vLLM binding; the coordinator pins it."""
-    arm = {**spec["arm"], "threads_bind": "nobind", "threads": 1}
-    if spec["engine"] == "vllm":
-        arm["single_process"] = True
-    return {**spec, "arm": arm}
+    options = {"threads_bind": "nobind", "threads": 1}
+    if spec.engine == "vllm":
+        options["single_process"] = True
+    return spec.with_options(**options)
 
 
 def wait_until_idle(arm: ArmProcess, max_s: float = 3.0, window_s: float = 0.2) -> float:
@@ -172,7 +173,7 @@ def wait_until_idle(arm: ArmProcess, max_s: float = 3.0, window_s: float = 0.2) 
 
 
 def run_session(
-    specs: dict[str, dict], settings: SessionSettings, workdir: Path, progress=print
+    specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress=print
 ) -> list[dict]:
     """Load every arm, run the rounds, stop every arm; one row per sample."""
     if settings.design == "duet":

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.buildconfig import model_config
 from edgebench.models.buildinfo import read_build_json
 
 
-def engine_spec(config: dict, arm_name: str, build_dir: str) -> dict:
+def engine_spec(config: dict, arm_name: str, build_dir: str) -> EngineSpec:
     """Engine, absolute build folder, arm options, vocabulary size and bench shapes of one arm."""
     read_build_json(Path(build_dir))  # a clear error if the build folder holds garbage
-    return {
-        "engine": config["arms"][arm_name]["engine"],
-        "build_dir": str(Path(build_dir).resolve()),
-        "arm": config["arms"][arm_name],
-        "vocab_size": int(model_config(build_dir)["vocab_size"]),
-        "bench": config["bench"],
-    }
+    return EngineSpec(
+        engine=config["arms"][arm_name]["engine"],
+        build_dir=str(Path(build_dir).resolve()),
+        options=config["arms"][arm_name],
+        vocab_size=int(model_config(build_dir)["vocab_size"]),
+        bench=config["bench"],
+    )

@@ -30,31 +30,31 @@ def inject_fault(fault: dict | None) -> None:
             time.sleep(3600)
 
 
-def run_rep(spec: dict) -> dict:
+def run_rep(raw: dict) -> dict:
     """Cold metrics of one fresh process: imports, load to the first servable token, the first
     pp512 request's TTFT, and RssAnon after a prompt that fills the context."""
+    from edgebench.bench.contract import EngineSpec
     from edgebench.bench.prompts import synthetic_prompt
     from edgebench.engines import make_engine
     from edgebench.engines.base import apply_env
     from edgebench.procfs import tree_rss_anon_mb
 
-    t_parent = float(spec["t_parent"])
+    t_parent = float(raw["t_parent"])
+    spec = EngineSpec.from_json(raw)
     apply_env({})
-    engine = make_engine(spec["engine"])
+    engine = make_engine(spec.engine)
     t_import = time.time()
     engine.import_engine()
     import_s = time.time() - t_import
 
-    bench = spec["bench"]
-    vocab = int(spec["vocab_size"])
-    engine.load(spec["build_dir"], spec["arm"], int(bench["max_model_len"]))
-    inject_fault(spec.get("fault"))
+    bench, vocab = spec.bench, spec.vocab_size
+    engine.load(spec.build_dir, spec.options, spec.max_model_len)
+    inject_fault(spec.fault)
     engine.generate(synthetic_prompt(8, vocab, seed=1), 1)  # first servable token
     ready_s = time.time() - t_parent
     ttft_s = _timed(engine.generate, synthetic_prompt(int(bench["prefill_tokens"]), vocab, seed=3), 1)
 
-    filled = int(bench["max_model_len"]) - 2
-    engine.generate(synthetic_prompt(filled, vocab, seed=4), 1)
+    engine.generate(spec.filled_context_prompt(), 1)
     rss_filled = tree_rss_anon_mb(os.getpid())
     engine.close()
     return {"import_s": import_s, "ready_s": ready_s, "ttft_s": ttft_s, "rss_anon_filled_ctx_mb": rss_filled}

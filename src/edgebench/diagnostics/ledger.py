@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 
+from edgebench.bench.contract import EngineSpec
 from edgebench.engines.registry import ENGINES
 from edgebench.procfs import children_of, rss_anon_kb
 
@@ -138,29 +139,23 @@ class LedgerWorkerExtension:
         }
 
 
-def _filled_prompt(spec: dict) -> list[int]:
-    from edgebench.bench.prompts import synthetic_prompt
-
-    return synthetic_prompt(int(spec["max_model_len"]) - 2, int(spec["vocab_size"]), seed=4)
-
-
 def _comm(pid: int) -> str:
     with open(f"/proc/{pid}/comm") as handle:
         return handle.read().strip()
 
 
-def vllm_ledger(spec: dict) -> list[dict]:
+def vllm_ledger(spec: EngineSpec) -> list[dict]:
     from edgebench.diagnostics.tensors import StorageLedger, live_tensors
     from edgebench.engines.vllm_engine import VllmEngine
 
     engine = VllmEngine()
     engine.load(
-        spec["build_dir"],
-        spec["arm_options"],
-        int(spec["max_model_len"]),
+        spec.build_dir,
+        spec.options,
+        spec.max_model_len,
         worker_extension_cls="edgebench.diagnostics.ledger.LedgerWorkerExtension",
     )
-    engine.generate(_filled_prompt(spec), 1)  # the state a bench rep measures: context filled once
+    engine.generate(spec.filled_context_prompt(), 1)  # the state a bench rep measures: context filled once
     worker = engine.llm.collective_rpc("edgebench_ledger")[0]
     front = StorageLedger()
     for tensor in live_tensors():
@@ -193,13 +188,13 @@ def vllm_ledger(spec: dict) -> list[dict]:
     return rows
 
 
-def hf_ledger(spec: dict) -> list[dict]:
+def hf_ledger(spec: EngineSpec) -> list[dict]:
     from edgebench.diagnostics.tensors import model_ledger
     from edgebench.engines.hf_engine import HfEngine
 
     engine = HfEngine()
-    engine.load(spec["build_dir"], spec["arm_options"], int(spec["max_model_len"]))
-    engine.generate(_filled_prompt(spec), 1)  # its KV cache is freed when generate returns
+    engine.load(spec.build_dir, spec.options, spec.max_model_len)
+    engine.generate(spec.filled_context_prompt(), 1)  # its KV cache is freed when generate returns
     ledger, _ = model_ledger(engine.model)
     return _in_process_rows(engine, _tensor_rows(ledger))
 
@@ -233,14 +228,14 @@ def parse_llamacpp_buffers(log: str) -> dict[str, float]:
     return sizes
 
 
-def llamacpp_ledger(spec: dict) -> list[dict]:
+def llamacpp_ledger(spec: EngineSpec) -> list[dict]:
     from edgebench.engines.llamacpp_engine import LlamaCppEngine
 
     engine = LlamaCppEngine()
     log = io.StringIO()
     with contextlib.redirect_stderr(log):
-        engine.load(spec["build_dir"], spec["arm_options"], int(spec["max_model_len"]), verbose=True)
-    engine.generate(_filled_prompt(spec), 1)
+        engine.load(spec.build_dir, spec.options, spec.max_model_len, verbose=True)
+    engine.generate(spec.filled_context_prompt(), 1)
     attributed, file_backed = [], []
     for name, mib in parse_llamacpp_buffers(log.getvalue()).items():
         row = {"component": f"llama.cpp {name} buffer", "mb": mib, "method": "llama.cpp load log"}
@@ -248,7 +243,7 @@ def llamacpp_ledger(spec: dict) -> list[dict]:
         (file_backed if "Mapped" in name else attributed).append(row)
     # With logits_all, llama.cpp regrows its output buffer to one row of logits per position of the
     # batch when it decodes (no log line says so): the filled prompt's rows, float32.
-    grown = (int(spec["max_model_len"]) - 2) * int(spec["vocab_size"]) * 4 / 2**20
+    grown = (spec.max_model_len - 2) * spec.vocab_size * 4 / 2**20
     logged = sum(r["mb"] for r in attributed if "output" in r["component"])
     attributed.append(
         {
@@ -275,11 +270,10 @@ LEDGERS = {name: globals()[info.ledger] for name, info in ENGINES.items()}
 def main(spec_path: str, out_path: str) -> None:
     from edgebench.engines.base import apply_env
 
-    spec = json.loads(open(spec_path).read())
+    spec = EngineSpec.from_json(json.loads(open(spec_path).read()))
     apply_env({})
-    rows = LEDGERS[spec["engine"]](spec)
+    rows = LEDGERS[spec.engine](spec)
     for row in rows:
-        row["arm"] = spec["arm"]
         for column in LEDGER_COLUMNS:
             row.setdefault(column, None)
     with open(out_path, "w") as handle:

@@ -11,34 +11,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from edgebench.buildconfig import model_config
+from edgebench.bench.spec import engine_spec
 from edgebench.diagnostics.ledger import LEDGER_COLUMNS
 from edgebench.io import write_parquet
 from edgebench.rows import arm_row
 
 
-def ledger_spec(config: dict, arm_name: str, build_json: str) -> dict:
-    arm = config["arms"][arm_name]
-    vocab_size = int(model_config(Path(build_json).parent)["vocab_size"])
-    return {
-        "engine": arm["engine"],
-        "arm": arm_name,
-        "build_dir": str(Path(build_json).parent),
-        "arm_options": arm,
-        "max_model_len": int(config["bench"]["max_model_len"]),
-        "vocab_size": vocab_size,
-    }
-
-
 def run_memory_ledger(
     config: dict, arm_name: str, *, build_json: str, out: str, code_digest: str, timeout_s: float = 1800
 ) -> pd.DataFrame:
-    spec = ledger_spec(config, arm_name, build_json)
+    spec = engine_spec(config, arm_name, str(Path(build_json).parent))
     base = arm_row(config, arm_name, code_digest=code_digest)
     with tempfile.TemporaryDirectory(prefix="edgebench-ledger-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec_path.write_text(json.dumps(spec))
-        print(f"memory ledger: {arm_name} ({spec['build_dir']})", flush=True)
+        spec_path.write_text(json.dumps(spec.to_json()))
+        print(f"memory ledger: {arm_name} ({spec.build_dir})", flush=True)
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", "edgebench.diagnostics.ledger", str(spec_path), str(out_path)],
