@@ -5,19 +5,17 @@ import importlib
 from edgebench.config import load_schema
 from edgebench.diagnostics.imports import ENGINE_ENTRY
 from edgebench.engines.base import Engine
-from edgebench.engines.registry import ENGINES, can_load
+from edgebench.engines.registry import ENGINES, can_load, ledger_function
 from edgebench.provenance import TRACKED_PACKAGES
 
 
 def test_every_entry_names_a_class_a_ledger_and_an_import_that_exist():
-    from edgebench.diagnostics import ledger
-
     for name, info in ENGINES.items():
         cls = getattr(importlib.import_module(info.module), info.cls)
         assert cls.name == name and all(
             hasattr(cls, m) for m in Engine.__annotations__ or ("load", "generate")
         )
-        assert callable(ledger.LEDGERS[name]) and info.package in TRACKED_PACKAGES
+        assert callable(ledger_function(name)) and info.package in TRACKED_PACKAGES
         assert ENGINE_ENTRY[name] == info.import_statement
 
 

@@ -55,7 +55,7 @@ def imported_names(path: Path, package: Path = PACKAGE) -> set[str]:
             and isinstance(node.value, str)
             and node.value.startswith("edgebench.")
         ):
-            names.add(node.value)  # `python -m edgebench.bench.worker`, a worker_extension_cls path
+            names.add(node.value.split(":")[0])  # `-m edgebench.bench.worker`, "module:function"
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = here[: len(here) - node.level + 1] if inside else []

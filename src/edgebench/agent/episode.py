@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from edgebench.agent.actions import action_error
 from edgebench.agent.device import Device
 from edgebench.agent.simulator import SimulatedDevice
 from edgebench.agent.tasks import Task, judge
@@ -62,30 +63,6 @@ def single(policy: Callable) -> DecideBatch:
         return [policy(elements, history) for _, elements, history in batch]
 
     return decide
-
-
-DIRECTIONS = ("up", "down", "left", "right")
-GOAL_STATUSES = ("complete", "infeasible")
-
-
-def action_error(action: dict) -> str:
-    """Why an action object is malformed ("" when it is well formed). Indices are strict ints:
-    bools, floats, strings and numbers past any screen are malformed or out of range."""
-    kind = action.get("action")
-    if kind in ("click", "long_press", "input_text") and type(action.get("index")) is not int:
-        return "index must be an integer"
-    if kind == "input_text" and not isinstance(action.get("text"), str):
-        return "text must be a string"
-    if kind == "open_app" and not isinstance(action.get("name"), str):
-        return "name must be a string"
-    if kind == "scroll" and action.get("direction") not in DIRECTIONS:
-        return f"direction must be one of {DIRECTIONS}"
-    if kind == "status" and action.get("goal_status") not in GOAL_STATUSES:
-        return f"goal_status must be one of {GOAL_STATUSES}"
-    known = ("click", "long_press", "input_text", "scroll", "navigate_back", "navigate_home", "open_app")
-    if kind not in (*known, "wait", "status"):
-        return f"unknown action {kind[:40] if isinstance(kind, str) else type(kind).__name__!r}"
-    return ""
 
 
 def apply(episode: Episode, action: Decision) -> None:

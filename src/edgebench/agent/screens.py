@@ -10,8 +10,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from edgebench.agent.state import Alarm
-from edgebench.agent.uixml import Element, parse_hierarchy
+from edgebench.agent.uixml import Element, normalize, parse_hierarchy
 
+HAIR = "\u200a"  # the Clock puts a hair space before AM/PM
 CLOCK_TIME = re.compile(r"(\d{1,2}):(\d{2}) ?(AM|PM)")
 # Settings pages are told apart by their title (the collapsing toolbar's content-desc).
 SETTINGS_PAGES = {
@@ -53,6 +54,16 @@ def screen_name(xml: str, elements: list[Element] | None = None) -> str:
             return "editor"
         return "contact" if "large_title" in rids else "contacts"
     return ""
+
+
+def clock_text(hour: int, minute: int) -> str:
+    """How the Clock writes a time: `8:30\u200aAM`."""
+    return f"{(hour % 12) or 12}:{minute:02d}{HAIR}{'AM' if hour < 12 else 'PM'}"
+
+
+def alarm_label(hour: int, minute: int) -> str:
+    """The label the prompt shows for an alarm's time and switch: `8:30 AM`."""
+    return normalize(clock_text(hour, minute))
 
 
 def parse_clock_time(label: str) -> tuple[int, int] | None:

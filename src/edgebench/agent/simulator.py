@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
+from edgebench.agent.screens import clock_text
 from edgebench.agent.state import WIFI_OFF, Change, DeviceState, diff, wifi_value
 from edgebench.agent.uixml import Element, element_at, parse_hierarchy, xml_safe
 
 WIDTH, HEIGHT, TOP = 1080, 2400, 66  # the app window starts below a 66 px status bar
 NBHY = "\u2011"  # real Settings summaries write "Wi‑Fi" with a non-breaking hyphen
-HAIR = "\u200a"  # and the Clock puts a hair space before AM/PM
 SETTINGS = "com.android.settings:id/"
 CLOCK = "com.google.android.deskclock:id/"
 CONTACTS = "com.google.android.contacts:id/"
@@ -101,11 +101,6 @@ def settings_row(title: str, on_tap, summary: str = "", switch: bool | None = No
 def text_field(text: str, rid: str, on_text: Callable[[str], None], on_tap) -> Widget:
     """An editable field: a tap focuses it (no state change), input_text replaces its text."""
     return Widget("android.widget.EditText", text, rid, clickable=True, on_text=on_text, on_tap=on_tap)
-
-
-def clock_text(hour: int, minute: int) -> str:
-    """How the Clock writes a time: `8:30\u200aAM`."""
-    return f"{(hour % 12) or 12}:{minute:02d}{HAIR}{'AM' if hour < 12 else 'PM'}"
 
 
 class SimulatedDevice:
@@ -597,31 +592,27 @@ class SimulatedDevice:
                 )
             ],
         )
-        tabs = Widget(
-            "android.widget.FrameLayout",
-            rid=CLOCK + "navigation_bar",
-            height=210,
-            children=[
-                Widget(
-                    "android.widget.FrameLayout",
-                    rid=CLOCK + "tab_menu_alarm",
-                    desc="Alarm",
-                    children=[text_view("Alarm", CLOCK + "navigation_bar_item_large_label_view")],
-                ),
-                *(
-                    Widget(
-                        "android.widget.FrameLayout",
-                        rid=CLOCK + f"tab_menu_{tab.lower()}",
-                        desc=tab,
-                        clickable=True,
-                        on_tap=self._goto(f"clock_{tab.lower()}"),
-                        children=[text_view(tab, CLOCK + "navigation_bar_item_small_label_view")],
+        return [toolbar, *cards, fab, self._clock_tabs()]
+
+    def _clock_tabs(self) -> Widget:
+        """The Clock's bottom navigation: Alarm (this screen), then the other tabs."""
+        tabs = [
+            Widget(
+                "android.widget.FrameLayout",
+                rid=CLOCK + f"tab_menu_{tab.lower()}",
+                desc=tab,
+                clickable=tab != "Alarm",
+                on_tap=None if tab == "Alarm" else self._goto(f"clock_{tab.lower()}"),
+                children=[
+                    text_view(
+                        tab,
+                        CLOCK + f"navigation_bar_item_{'large' if tab == 'Alarm' else 'small'}_label_view",
                     )
-                    for tab in ("Clock", "Timer", "Stopwatch", "Bedtime")
-                ),
-            ],
-        )
-        return [toolbar, *cards, fab, tabs]
+                ],
+            )
+            for tab in ("Alarm", "Clock", "Timer", "Stopwatch", "Bedtime")
+        ]
+        return Widget("android.widget.FrameLayout", rid=CLOCK + "navigation_bar", height=210, children=tabs)
 
     def _clock_tab(self, title: str) -> list[Widget]:
         return [text_view(title, CLOCK + "action_bar_title")]
@@ -695,111 +686,93 @@ class SimulatedDevice:
             "android.view.ViewGroup", rid=CLOCK + "material_clock_face", children=numbers, height=672
         )
 
-    def _screen_picker(self) -> list[Widget]:
+    def _picker_digit(self, stage: str, desc: str) -> Widget:
+        """The hour or minute of the dial's display: tapping it picks what the dial sets."""
+        return Widget(
+            "android.view.View",
+            self._picker[stage],
+            CLOCK + f"material_{stage}_tv",
+            desc,
+            clickable=True,
+            checkable=True,
+            checked=self._picker["stage"] == stage,
+            on_tap=self._picker_set("stage", stage),
+        )
+
+    def _picker_display(self) -> list[Widget]:
         p = self._picker
-        dial = p["mode"] == "dial"
-        hour_desc = f"{p['hour']} o'clock"
-        minute_desc = f"{int(p['minute'])} minutes" if p["minute"].isdigit() else p["minute"]
-        if dial:
-            display = [
-                Widget(
-                    "android.view.View",
-                    p["hour"],
-                    CLOCK + "material_hour_tv",
-                    hour_desc,
-                    clickable=True,
-                    checkable=True,
-                    checked=p["stage"] == "hour",
-                    on_tap=self._picker_set("stage", "hour"),
-                ),
-                text_view(":"),
-                Widget(
-                    "android.view.View",
-                    p["minute"],
-                    CLOCK + "material_minute_tv",
-                    minute_desc,
-                    clickable=True,
-                    checkable=True,
-                    checked=p["stage"] == "minute",
-                    on_tap=self._picker_set("stage", "minute"),
-                ),
-            ]
+        if p["mode"] == "dial":
+            minutes = f"{int(p['minute'])} minutes" if p["minute"].isdigit() else p["minute"]
+            hour, minute = (
+                self._picker_digit("hour", f"{p['hour']} o'clock"),
+                self._picker_digit("minute", minutes),
+            )
         else:
-            display = [
-                text_field(p["hour"], CLOCK + "material_hour_text_input", self._picker_text("hour"), _noop),
-                text_view(":"),
-                text_field(
-                    p["minute"], CLOCK + "material_minute_text_input", self._picker_text("minute"), _noop
-                ),
-            ]
-        period = Widget(
+            hour = text_field(p["hour"], CLOCK + "material_hour_text_input", self._picker_text("hour"), _noop)
+            minute = text_field(
+                p["minute"], CLOCK + "material_minute_text_input", self._picker_text("minute"), _noop
+            )
+        return [hour, text_view(":"), minute]
+
+    def _picker_period(self) -> Widget:
+        buttons = [
+            Widget(
+                "android.widget.CompoundButton",
+                label,
+                CLOCK + f"material_clock_period_{label.lower()}_button",
+                clickable=True,
+                checkable=True,
+                checked=self._picker["pm"] == pm,
+                on_tap=self._picker_set("pm", pm),
+            )
+            for label, pm in (("AM", False), ("PM", True))
+        ]
+        return Widget(
             "android.widget.LinearLayout",
             rid=CLOCK + "material_clock_period_toggle",
             desc="Select AM or PM",
             column=True,
             end=True,
-            children=[
-                Widget(
-                    "android.widget.CompoundButton",
-                    "AM",
-                    CLOCK + "material_clock_period_am_button",
-                    clickable=True,
-                    checkable=True,
-                    checked=not p["pm"],
-                    on_tap=self._picker_set("pm", False),
-                ),
-                Widget(
-                    "android.widget.CompoundButton",
-                    "PM",
-                    CLOCK + "material_clock_period_pm_button",
-                    clickable=True,
-                    checkable=True,
-                    checked=p["pm"],
-                    on_tap=self._picker_set("pm", True),
-                ),
-            ],
+            children=buttons,
         )
+
+    def _picker_buttons(self) -> Widget:
+        dial = self._picker["mode"] == "dial"
         mode_desc = f"Switch to {'text input' if dial else 'clock'} mode for the time input."
-        buttons = Widget(
-            "android.widget.LinearLayout",
-            height=126,
-            children=[
-                Widget(
-                    "android.widget.Button",
-                    rid=CLOCK + "material_timepicker_mode_button",
-                    desc=mode_desc,
-                    clickable=True,
-                    on_tap=self._picker_mode,
-                ),
-                Widget(
-                    "android.widget.Button",
-                    "Cancel",
-                    CLOCK + "material_timepicker_cancel_button",
-                    clickable=True,
-                    on_tap=self.back,
-                ),
-                Widget(
-                    "android.widget.Button",
-                    "OK",
-                    CLOCK + "material_timepicker_ok_button",
-                    clickable=True,
-                    on_tap=self._picker_ok,
-                ),
-            ],
+        mode = Widget(
+            "android.widget.Button",
+            rid=CLOCK + "material_timepicker_mode_button",
+            desc=mode_desc,
+            clickable=True,
+            on_tap=self._picker_mode,
         )
-        blocks = [
-            text_view("Select time" if dial else "Enter time", CLOCK + "header_title"),
-            Widget(
-                "android.widget.LinearLayout",
-                rid=CLOCK + "material_clock_display",
-                children=[*display, period],
-                height=252,
-            ),
-        ]
-        blocks[0].height = 100
-        if dial:
-            blocks.append(self._dial_face())
-        return [*blocks, buttons]
+        cancel = Widget(
+            "android.widget.Button",
+            "Cancel",
+            CLOCK + "material_timepicker_cancel_button",
+            clickable=True,
+            on_tap=self.back,
+        )
+        ok = Widget(
+            "android.widget.Button",
+            "OK",
+            CLOCK + "material_timepicker_ok_button",
+            clickable=True,
+            on_tap=self._picker_ok,
+        )
+        return Widget("android.widget.LinearLayout", height=126, children=[mode, cancel, ok])
+
+    def _screen_picker(self) -> list[Widget]:
+        dial = self._picker["mode"] == "dial"
+        header = text_view("Select time" if dial else "Enter time", CLOCK + "header_title")
+        header.height = 100
+        display = Widget(
+            "android.widget.LinearLayout",
+            rid=CLOCK + "material_clock_display",
+            children=[*self._picker_display(), self._picker_period()],
+            height=252,
+        )
+        return [header, display, *([self._dial_face()] if dial else []), self._picker_buttons()]
 
     def _picker_mode(self) -> None:
         self._picker["mode"] = "typed" if self._picker["mode"] == "dial" else "dial"

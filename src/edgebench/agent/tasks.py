@@ -1,8 +1,13 @@
 """Task kinds, their variants and seeds, and the success oracle.
 
 One class per task kind (AndroidWorld's TaskEval shape): parameter domains and how variants draw
-from them, the initial state, the goal, the exact end states that count, and what the agent should
-finally report. Adding a task kind touches this file (and the scripted solution in policies.py).
+from them, the initial state, the goal, the exact end states that count, what the agent should
+finally report, and the scripted solution (`solve`). Adding a task kind is one class here and its
+entry in KINDS.
+
+A solution reads the screen and returns the next action. It acts through the agent's primitives
+(`set_switch`, `flip`, `enable_alarm`, `confirm_picker`, `alarms_to_turn_off`, `done`), so the checker baselines in
+policies.py can do one step wrongly on purpose and show that the oracle catches it.
 
 A task is judged by device state. All of these must hold:
 - the goal holds at the end;
@@ -20,7 +25,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from edgebench.agent.actions import back, click, open_app, status, type_into
+from edgebench.agent.screens import alarm_label
 from edgebench.agent.state import STATE_KEYS, Change, DeviceState, wifi_value
+from edgebench.agent.uixml import Element, find
 
 NAMES = ["Ada Park", "Ben Ortiz", "Chloe Adams", "Dev Shah", "Elena Rossi", "Femi Bello", "Greta Lind"]
 HOURS_AM, HOURS_PM, MINUTES = range(0, 12), range(12, 24), range(60)
@@ -102,6 +110,9 @@ class TaskKind:
     def target_screen(self, params: dict) -> str:
         return ""
 
+    def solve(self, params: dict, agent, elements: list[Element], history: list[dict]) -> dict:
+        raise NotImplementedError
+
     def make(self, variant: str, instance: int, suite: str = "edgebench") -> Task:
         if variant not in self.variants:
             raise ValueError(f"task {self.name!r} has no variant {variant!r} (it has {self.variants})")
@@ -112,55 +123,47 @@ class TaskKind:
         return Task(self, variant, instance, seed, params, initial, self.acceptable(variant, params, initial))
 
 
-class WifiToggle(TaskKind):
-    relevant = ("wifi_on",)
+class RadioToggle(TaskKind):
+    """Turn a radio on or off in Settings: the switch, the screen it sits on, the rows leading there."""
 
-    def __init__(self, on: bool) -> None:
-        self.on = on
-        self.name = "wifi_on" if on else "wifi_off"
+    def __init__(self, key: str, title: str, on: bool, switch: str, screen: str, path: tuple[str, ...]):
+        self.key, self.title, self.on = key, title, on
+        self.switch, self.screen, self.path = switch, screen, path
+        self.name = f"{key.removesuffix('_on')}_{'on' if on else 'off'}"
+        self.relevant = (key,)
 
-    def initial(self, variant, params, rng):
-        state = distractors(rng)
-        enabled = self.on if variant == "already_satisfied" else not self.on
-        state.wifi_on = wifi_value(enabled, state.airplane_mode_on)
-        return state
-
-    def goal(self, params):
-        return f"Turn Wi-Fi {'on' if self.on else 'off'}."
-
-    def goal_met(self, state, params):
-        return state.wifi_enabled == self.on
-
-    def acceptable(self, variant, params, initial):
-        return [{"wifi_on": wifi_value(self.on, initial.airplane_mode_on)}]
-
-    def target_screen(self, params):
-        return "internet"
-
-
-class BluetoothToggle(TaskKind):
-    relevant = ("bluetooth_on",)
-
-    def __init__(self, on: bool) -> None:
-        self.on = on
-        self.name = "bluetooth_on" if on else "bluetooth_off"
+    def stored(self, enabled: bool, state: DeviceState):
+        """The value Android stores for the radio (Wi-Fi's tri-state depends on airplane mode)."""
+        return wifi_value(enabled, state.airplane_mode_on) if self.key == "wifi_on" else enabled
 
     def initial(self, variant, params, rng):
         state = distractors(rng)
-        state.bluetooth_on = self.on if variant == "already_satisfied" else not self.on
+        setattr(
+            state, self.key, self.stored(self.on if variant == "already_satisfied" else not self.on, state)
+        )
         return state
 
     def goal(self, params):
-        return f"Turn Bluetooth {'on' if self.on else 'off'}."
+        return f"Turn {self.title} {'on' if self.on else 'off'}."
 
     def goal_met(self, state, params):
-        return state.bluetooth_on == self.on
+        enabled = state.wifi_enabled if self.key == "wifi_on" else getattr(state, self.key)
+        return enabled == self.on
 
     def acceptable(self, variant, params, initial):
-        return [{"bluetooth_on": self.on}]
+        return [{self.key: self.stored(self.on, initial)}]
 
     def target_screen(self, params):
-        return "bluetooth"
+        return self.screen
+
+    def solve(self, params, agent, elements, history):
+        return toggle_solution(agent, elements, self.switch, self.path, self.on)
+
+
+WIFI = {"key": "wifi_on", "title": "Wi-Fi", "switch": "Wi-Fi", "screen": "internet"}
+BLUETOOTH = {"key": "bluetooth_on", "title": "Bluetooth", "switch": "Use Bluetooth", "screen": "bluetooth"}
+WIFI_PATH = ("Internet", "Network & internet")
+BLUETOOTH_PATH = ("Bluetooth", "Connection preferences", "Connected devices")
 
 
 class AddAlarm(TaskKind):
@@ -207,6 +210,17 @@ class AddAlarm(TaskKind):
     def target_screen(self, params):
         return "clock"
 
+    def solve(self, params, agent, elements, history):
+        hour, minute = params["hour"], params["minute"]
+        if find(elements, rid="material_timepicker_ok_button") is not None:
+            return fill_picker(agent, elements, hour, minute)
+        if find(elements, text="Add alarm") is None:
+            return open_app("Clock")
+        switch = find(elements, switch_of=alarm_label(hour, minute))
+        if switch is not None:  # added, or there but off ('present'): enable it, never add a second
+            return agent.done(elements) if switch.checked else agent.enable_alarm(elements, switch)
+        return click(find(elements, text="Add alarm"))
+
 
 class AlarmOff(TaskKind):
     name = "alarm_off"
@@ -238,6 +252,12 @@ class AlarmOff(TaskKind):
 
     def target_screen(self, params):
         return "clock"
+
+    def solve(self, params, agent, elements, history):
+        if find(elements, text="Add alarm") is None:
+            return open_app("Clock")
+        switches = agent.alarms_to_turn_off(elements, alarm_label(params["hour"], params["minute"]))
+        return agent.flip(switches[0]) if switches else agent.done(elements)
 
 
 class AddContact(TaskKind):
@@ -277,6 +297,31 @@ class AddContact(TaskKind):
     def target_screen(self, params):
         return "contacts"
 
+    def solve(self, params, agent, elements, history):
+        """Contacts match on name and phone: a contact with the name is opened to read its number."""
+        name, phone, memory = params["name"], params["phone"], agent.memory
+        save = find(elements, text="Save")
+        if save is not None:
+            for rid, value in (("first_name", name), ("phone", phone)):
+                field = find(elements, rid=rid)
+                if field.text != value:
+                    return type_into(field, value)
+            memory["saved"] = True
+            return click(save)
+        if find(elements, rid="large_title") is not None:  # a contact's details
+            if find(elements, text=phone) is not None:
+                return agent.done(elements)
+            memory["other_number_seen"] = True
+            return back()
+        if find(elements, text="Create contact") is None:
+            return open_app("Contacts")
+        if memory.get("saved"):
+            return agent.done(elements)
+        existing = find(elements, text=name)
+        if existing is not None and not memory.get("other_number_seen"):
+            return click(existing)
+        return click(find(elements, text="Create contact"))
+
 
 class InfeasibleAlarm(TaskKind):
     """An impossible time: the answer is `status infeasible`, with nothing changed."""
@@ -294,6 +339,9 @@ class InfeasibleAlarm(TaskKind):
 
     def acceptable(self, variant, params, initial):
         return [{"alarms": sorted(initial.alarms)}]
+
+    def solve(self, params, agent, elements, history):
+        return status("infeasible")
 
 
 class OpenApp(TaskKind):
@@ -314,14 +362,52 @@ class OpenApp(TaskKind):
     def target_screen(self, params):
         return params["app"].lower()
 
+    def solve(self, params, agent, elements, history):
+        if history and history[-1].get("action") == "open_app":
+            return agent.done(elements)
+        return open_app(params["app"])
+
+
+def toggle_solution(
+    agent, elements: list[Element], switch_label: str, path: tuple[str, ...], on: bool
+) -> dict:
+    """Set the switch when it is on screen; else tap the nearest row of the path that leads to it."""
+    switch = find(elements, switch_of=switch_label)
+    if switch is not None:
+        return agent.set_switch(elements, switch, on)
+    for text in path:
+        target = find(elements, text=text)
+        if target is not None and target.clickable:
+            return click(target)
+    return open_app("Settings")
+
+
+def fill_picker(agent, elements: list[Element], hour: int, minute: int) -> dict:
+    """Type the time in the picker's text mode, pick AM or PM, confirm."""
+    mode = find(elements, rid="material_timepicker_mode_button")
+    if "text input" in mode.label:
+        return click(mode)
+    fields = {
+        "material_hour_text_input": str((hour % 12) or 12),
+        "material_minute_text_input": f"{minute:02d}",
+    }
+    for rid, value in fields.items():
+        field = find(elements, rid=rid)
+        if field.text != value:
+            return type_into(field, value)
+    period = find(elements, text="PM" if hour >= 12 else "AM")
+    if not period.checked:
+        return click(period)
+    return agent.confirm_picker(elements)
+
 
 KINDS: dict[str, TaskKind] = {
     kind.name: kind
     for kind in (
-        WifiToggle(True),
-        WifiToggle(False),
-        BluetoothToggle(True),
-        BluetoothToggle(False),
+        RadioToggle(**WIFI, on=True, path=WIFI_PATH),
+        RadioToggle(**WIFI, on=False, path=WIFI_PATH),
+        RadioToggle(**BLUETOOTH, on=True, path=BLUETOOTH_PATH),
+        RadioToggle(**BLUETOOTH, on=False, path=BLUETOOTH_PATH),
         AddAlarm(),
         AlarmOff(),
         AddContact(),
@@ -372,6 +458,9 @@ class Task:
 
     def goal_met(self, state: DeviceState) -> bool:
         return self.kind.goal_met(state, self.params)
+
+    def solve(self, agent, elements: list[Element], history: list[dict]) -> dict:
+        return self.kind.solve(self.params, agent, elements, history)
 
 
 def build(template: str, variant: str, instance: int, suite: str = "edgebench") -> Task:

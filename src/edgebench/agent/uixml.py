@@ -147,3 +147,17 @@ def format_elements(elements: list[Element]) -> str:
             parts.append("clickable")
         lines.append(" ".join(parts))
     return "\n".join(lines)
+
+
+def find(
+    elements: list[Element], text: str | None = None, rid: str | None = None, switch_of: str | None = None
+):
+    """The first element with this label, resource id (without package), or switch in this row."""
+    for e in elements:
+        if text is not None and e.label == text:
+            return e
+        if rid is not None and e.rid == rid:
+            return e
+        if switch_of is not None and e.checkable and e.label == switch_of:
+            return e
+    return None

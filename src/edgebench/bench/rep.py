@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -33,16 +33,23 @@ def earlier_clean_values(paths: list[str], name: str) -> list[float]:
     return values
 
 
-def run_attempt(
-    config: dict,
-    study: str,
-    arm_name: str,
-    rep: int,
-    slot: dict,
-    build_dir: str,
-    code_digest: str,
-    attempt: int,
-):
+@dataclass(frozen=True)
+class RepJob:
+    """One bench_rep job: the config sections it reads, which rep of which arm, the rep's slot in the
+    rotated schedule (round, order_position; computed by the DAG), its build, its code digest."""
+
+    config: dict
+    study: str
+    arm: str
+    rep: int
+    slot: dict
+    build_dir: str
+    code_digest: str
+
+
+def run_attempt(job: RepJob, attempt: int) -> dict:
+    config, study, arm_name, rep, slot = job.config, job.study, job.arm, job.rep, job.slot
+    build_dir, code_digest = job.build_dir, job.code_digest
     bench = config["bench"]
     row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot["order_position"])
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
@@ -69,23 +76,13 @@ def run_attempt(
     return row
 
 
-def measure_rep(
-    config: dict,
-    study: str,
-    arm_name: str,
-    rep: int,
-    slot: dict,
-    build_dir: str,
-    code_digest: str,
-    earlier: list[str],
-) -> list[dict]:
+def measure_rep(job: RepJob, earlier: list[str]) -> list[dict]:
     """Run a rep in a fresh, pinned, guarded process; a straggler is re-run once and both attempts
-    are kept. `slot` is the rep's place in the rotated schedule (round, order_position), computed
-    by the DAG; `earlier` are this arm's previous rep files in the same study."""
-    bench = config["bench"]
+    are kept. `earlier` are this arm's previous rep files in the same study."""
+    bench = job.config["bench"]
     name, k = bench["straggler_metric"], float(bench["straggler_k"])
     clean = earlier_clean_values(earlier, name)
-    rows = [run_attempt(config, study, arm_name, rep, slot, build_dir, code_digest, attempt=1)]
+    rows = [run_attempt(job, attempt=1)]
     reason = (
         straggler_reason(float(rows[0].get(name, float("nan"))), clean, name, k)
         if rows[0]["status"] == "ok"
@@ -93,7 +90,7 @@ def measure_rep(
     )
     if reason:
         rows[0].update(status="contended", error=f"{reason}; re-run once")
-        rows.append(run_attempt(config, study, arm_name, rep, slot, build_dir, code_digest, attempt=2))
+        rows.append(run_attempt(job, attempt=2))
         again = straggler_reason(float(rows[1].get(name, float("nan"))), clean, name, k)
         if again and rows[1]["status"] == "ok":
             rows[1].update(status="contended", error=f"{again}; still slow after one re-run")

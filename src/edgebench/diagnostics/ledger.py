@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from edgebench.bench.contract import EngineSpec
-from edgebench.engines.registry import ENGINES
+from edgebench.engines.registry import ledger_function
 from edgebench.procfs import children_of, rss_anon_kb
 
 LEDGER_COLUMNS = (
@@ -264,15 +264,12 @@ def llamacpp_ledger(spec: EngineSpec) -> list[dict]:
     return _in_process_rows(engine, attributed, file_backed)
 
 
-LEDGERS = {name: globals()[info.ledger] for name, info in ENGINES.items()}
-
-
 def main(spec_path: str, out_path: str) -> None:
     from edgebench.engines.base import apply_env
 
     spec = EngineSpec.from_json(json.loads(open(spec_path).read()))
     apply_env({})
-    rows = LEDGERS[spec.engine](spec)
+    rows = ledger_function(spec.engine)(spec)
     for row in rows:
         for column in LEDGER_COLUMNS:
             row.setdefault(column, None)

