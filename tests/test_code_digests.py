@@ -45,14 +45,48 @@ def directly_rerun(out: str) -> set[str]:
     return rules
 
 
-def rule_scripts(checkout: Path) -> dict[str, Path]:
-    scripts = {}
+def rerun(out: str) -> set[str]:
+    """Every rule with a job in the dry run: the direct triggers and what depends on them."""
+    return set(re.findall(r"^(?:local)?rule (\w+):", out, re.M)) - {"all"}
+
+
+def descendants(graph: dict[str, set[str]], rules: set[str]) -> set[str]:
+    """The rules, and every rule that takes their outputs, transitively."""
+    found, todo = set(rules), list(rules)
+    while todo:
+        for child in graph.get(todo.pop(), set()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found - {"all"}
+
+
+def rule_graph(checkout: Path, workdir: Path) -> dict[str, set[str]]:
+    """Rule name -> the rules that take its outputs as inputs (Snakemake's --rulegraph)."""
+    dot = snakemake(checkout, workdir, "--rulegraph")
+    names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, re.M))
+    graph: dict[str, set[str]] = {}
+    for upstream, downstream in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M):
+        graph.setdefault(names[upstream], set()).add(names[downstream])
+    return graph
+
+
+def rule_blocks(checkout: Path) -> dict[str, str]:
+    blocks = {}
     for smk in (checkout / "workflow" / "rules").glob("*.smk"):
         for block in re.split(r"(?m)^(?=rule )", smk.read_text()):
             name = re.match(r"rule (\w+):", block)
-            script = re.search(r'"\.\./scripts/(\w+\.py)"', block)
-            if name and script:
-                scripts[name.group(1)] = checkout / "workflow" / "scripts" / script.group(1)
+            if name:
+                blocks[name.group(1)] = block
+    return blocks
+
+
+def rule_scripts(checkout: Path) -> dict[str, Path]:
+    scripts = {}
+    for name, block in rule_blocks(checkout).items():
+        script = re.search(r'"\.\./scripts/(\w+\.py)"', block)
+        if script:
+            scripts[name] = checkout / "workflow" / "scripts" / script.group(1)
     return scripts
 
 
@@ -69,21 +103,16 @@ def stand_in_study(tmp_path_factory):
         checkouts.append(checkout)
     workdir = root / "study"
     shutil.copytree(ROOT / ".test" / "config", workdir / "config")
-    summary = snakemake(checkouts[0], workdir, "--summary")
-    for line in summary.splitlines():
+    for line in snakemake(checkouts[0], workdir, "--summary").splitlines():
         if line.startswith("results/"):
             path = workdir / line.split("\t")[0]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.touch()
     snakemake(checkouts[0], workdir, "--touch", "--forceall")
-    out = snakemake(checkouts[0], workdir, "--dry-run")
-    assert "Nothing to be done" in out, out[-2000:]
-    rules = set(
-        re.findall(
-            r"^(?:local)?rule (\w+):", snakemake(checkouts[0], workdir, "--dry-run", "--forceall"), re.M
-        )
-    )
-    return checkouts, workdir, rules
+    assert "Nothing to be done" in snakemake(checkouts[0], workdir, "--dry-run")
+    graph = rule_graph(checkouts[0], workdir)
+    rules = (set(graph) | set().union(*graph.values())) - {"all"}
+    return checkouts, workdir, rules, graph
 
 
 def test_the_closure_holds_every_module_modulefinder_finds():
@@ -99,11 +128,11 @@ def test_the_closure_holds_every_module_modulefinder_finds():
             if name.startswith("edgebench") and module.__file__
         }
         assert found <= set(closure(script)), (script.name, sorted(found - set(closure(script))))
-        assert package / "bench" / "worker.py" in closure(ROOT / "workflow" / "scripts" / "bench_rep.py")
+    assert package / "bench" / "worker.py" in closure(ROOT / "workflow" / "scripts" / "bench_rep.py")
 
 
 def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_study):
-    checkouts, workdir, rules = stand_in_study
+    checkouts, workdir, rules, graph = stand_in_study
     modules = sorted(p.relative_to(checkouts[0]) for p in (checkouts[0] / "src" / "edgebench").rglob("*.py"))
     scripts = {rule: path.relative_to(checkouts[0]) for rule, path in rule_scripts(checkouts[0]).items()}
 
@@ -113,28 +142,31 @@ def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_st
         original = path.read_text()
         path.write_text(original + "\n# an edit\n")
         try:
-            rerun = directly_rerun(snakemake(checkout, workdir, "--dry-run"))
+            out = snakemake(checkout, workdir, "--dry-run")
         finally:
             path.write_text(original)
-        expected = {
-            rule
-            for rule in rules
-            if rule in scripts and path in closure(checkout / scripts[rule], checkout / "src" / "edgebench")
-        }
-        return module, rerun, expected
+        package = checkout / "src" / "edgebench"
+        can_run = {r for r in rules if r in scripts and path in closure(checkout / scripts[r], package)}
+        # Snakemake gives a job one reason: downstream of another rerun job it says "input updated",
+        # so the jobs whose own params changed are a subset, and the whole set is theirs plus what
+        # depends on them.
+        direct = directly_rerun(out)
+        assert direct <= can_run, (str(module), sorted(direct - can_run))
+        return module, rerun(out), descendants(graph, can_run)
 
     jobs = [(checkouts[i % 2], module) for i, module in enumerate(modules)]
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(check, jobs))
-    wrong = {str(m): (sorted(r), sorted(e)) for m, r, e in results if r != e}
+    wrong = {str(m): (sorted(seen), sorted(expected)) for m, seen, expected in results if seen != expected}
     assert not wrong, wrong
-    by_module = {str(m): r for m, r, _ in results}
-    assert by_module["src/edgebench/metrics.py"] >= {"bench_rep", "compare_and_gates", "item_verdict"}
+    by_module = {str(m): seen for m, seen, _ in results}
+    assert {"bench_rep", "compare_and_gates", "item_verdict"} <= by_module["src/edgebench/metrics.py"]
+    assert by_module["src/edgebench/agent/screendiff.py"] == set()  # no rule can run it
     assert len(results) == len(modules) > 60
 
 
 def _config_edit(config: dict, section: str) -> dict | None:
-    """The section with one value changed so that the config stays valid (None when none can)."""
+    """The config with one value of the section changed so that it stays valid (None if none can)."""
     from edgebench.config import ConfigError, validate_config
 
     def leaves(value, path):
@@ -149,13 +181,10 @@ def _config_edit(config: dict, section: str) -> dict | None:
         node = changed
         for key in path[:-1]:
             node = node[key]
-        node[path[-1]] = (
-            (not value)
-            if isinstance(value, bool)
-            else value + 2
-            if isinstance(value, int | float)
-            else value + "x"
-        )
+        if isinstance(value, bool):
+            node[path[-1]] = not value
+        else:
+            node[path[-1]] = value + 2 if isinstance(value, int | float) else value + "x"
         try:
             validate_config(changed)
             return changed
@@ -165,7 +194,9 @@ def _config_edit(config: dict, section: str) -> dict | None:
 
 
 def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in_study):
-    checkouts, workdir, rules = stand_in_study
+    from edgebench.codeclosure import config_sections_read
+
+    checkouts, workdir, rules, graph = stand_in_study
     checkout = checkouts[0]
     scripts = rule_scripts(checkout)
     for script in scripts.values():  # config reaches a script only through its params
@@ -173,12 +204,7 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
     path = workdir / "config" / "config.yaml"
     original = path.read_text()
     config = yaml.safe_load(original)
-    declared = {
-        rule: {s for s in config if f'config["{s}"]' in block or f'config.get("{s}"' in block}
-        for rule, block in _rule_blocks(checkout).items()
-    }
-    from edgebench.codeclosure import config_sections_read
-
+    blocks = rule_blocks(checkout)
     checked = []
     for section in [s for s in config if s not in ("roadmap", "retractions")]:
         changed = _config_edit(config, section)
@@ -186,25 +212,23 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
             continue
         path.write_text(yaml.safe_dump(changed))
         try:
-            rerun = directly_rerun(snakemake(checkout, workdir, "--dry-run"))
+            out = snakemake(checkout, workdir, "--dry-run")
         finally:
             path.write_text(original)
+        # the rules whose code reads the section (run_id: every rule stamps it) ...
         reads = {
             r
             for r in rules
-            if r in scripts and section in {"run_id", *config_sections_read(str(scripts[r]), tuple(config))}
+            if r in scripts
+            and (section == "run_id" or section in config_sections_read(str(scripts[r]), tuple(config)))
         }
-        may = reads | {r for r in rules if section in declared.get(r, set())}
-        assert reads <= rerun <= may, (section, sorted(reads - rerun), sorted(rerun - may))
+        # ... and those whose Snakefile params name it
+        declared = {r for r in rules if f'config["{section}"]' in blocks.get(r, "")}
+        direct = directly_rerun(out)
+        assert direct <= reads | declared, (section, sorted(direct - reads - declared))
+        assert reads <= rerun(out) <= descendants(graph, reads | declared), (
+            section,
+            sorted(reads - rerun(out)),
+        )
         checked.append(section)
     assert {"bench", "arms", "model", "run_id", "gates"} <= set(checked)
-
-
-def _rule_blocks(checkout: Path) -> dict[str, str]:
-    blocks = {}
-    for smk in (checkout / "workflow" / "rules").glob("*.smk"):
-        for block in re.split(r"(?m)^(?=rule )", smk.read_text()):
-            name = re.match(r"rule (\w+):", block)
-            if name:
-                blocks[name.group(1)] = block
-    return blocks

@@ -7,10 +7,18 @@ from datetime import UTC, datetime
 from edgebench.provenance import digest_json, provenance
 
 
-def arm_row(config: dict, arm_name: str, *, code_digest: str, rep: int = 0, order_position: int = 0) -> dict:
-    """Identity + provenance columns for one row of arm `arm_name`; callers add measurements."""
+def arm_row(
+    config: dict,
+    arm_name: str,
+    *,
+    code_digest: str,
+    rep: int = 0,
+    order_position: int = 0,
+    cpus: list[int] | None = None,
+) -> dict:
+    """Identity + provenance columns for one row of arm `arm_name`; callers add measurements.
+    `cpus` are the cores a measurement was pinned to (bench.cpus); None: this process's affinity."""
     arm = config["arms"][arm_name]
-    cpus = config["bench"].get("cpus")
     threads = len(cpus) if cpus else int(arm.get("threads", 2))
     return {
         "arm": arm_name,

@@ -23,7 +23,9 @@ with tempfile.TemporaryDirectory(prefix="edgebench-crosscheck-") as workdir:
     rounds = run_crosscheck(spec, settings, int(check["iterations"]), Path(workdir))
     log = Path(workdir) / "crosscheck.log"
     print(log.read_text(errors="replace")[-3000:] if log.exists() else "", flush=True)
-identity = arm_row(sm.params.config, arm, code_digest=sm.params.code)
+identity = arm_row(
+    sm.params.config, arm, code_digest=sm.params.code, cpus=sm.params.config["bench"].get("cpus")
+)
 frame = pd.DataFrame(
     [{**identity, **row} for row in agreement_rows(rounds, "vllm", "vllm.benchmarks.latency")]
 )

@@ -27,7 +27,9 @@ with tempfile.TemporaryDirectory(prefix="edgebench-pilot-") as workdir:
         ],
         ignore_index=True,
     )
-identity = arm_row(sm.params.config, pilot["arm"], code_digest=sm.params.code)
+identity = arm_row(
+    sm.params.config, pilot["arm"], code_digest=sm.params.code, cpus=sm.params.config["bench"].get("cpus")
+)
 summary = summarize(samples, float(sm.params.tolerance), int(sm.params.config["bench"]["warm_rounds"]))
 for frame in (samples, summary):
     for key in PROVENANCE_COLUMNS:

@@ -6,8 +6,9 @@ finally report, and the scripted solution (`solve`). Adding a task kind is one c
 entry in KINDS.
 
 A solution reads the screen and returns the next action. It acts through the agent's primitives
-(`set_switch`, `flip`, `enable_alarm`, `confirm_picker`, `alarms_to_turn_off`, `done`), so the checker baselines in
-policies.py can do one step wrongly on purpose and show that the oracle catches it.
+(`set_switch`, `flip`, `enable_alarm`, `confirm_picker`, `alarms_to_turn_off`, `done`), so the
+checker baselines in policies.py can do one step wrongly on purpose and show that the oracle
+catches it.
 
 A task is judged by device state. All of these must hold:
 - the goal holds at the end;

@@ -51,7 +51,14 @@ def run_attempt(job: RepJob, attempt: int) -> dict:
     config, study, arm_name, rep, slot = job.config, job.study, job.arm, job.rep, job.slot
     build_dir, code_digest = job.build_dir, job.code_digest
     bench = config["bench"]
-    row = arm_row(config, arm_name, code_digest=code_digest, rep=rep, order_position=slot["order_position"])
+    row = arm_row(
+        config,
+        arm_name,
+        code_digest=code_digest,
+        rep=rep,
+        order_position=slot["order_position"],
+        cpus=bench.get("cpus"),
+    )
     cores = bench.get("cpus") or sorted(os.sched_getaffinity(0))
     fault = next(
         (

@@ -61,6 +61,7 @@ def measure_session(config: dict, build_dirs: dict[str, str], code_digest: str) 
             code_digest=code_digest,
             rep=sample["round"],
             order_position=sample["order_position"],
+            cpus=config["bench"].get("cpus"),
         )
         row.update(sample)
         rows.append(row)

@@ -21,7 +21,7 @@ def run_memory_ledger(
     config: dict, arm_name: str, *, build_json: str, out: str, code_digest: str, timeout_s: float = 1800
 ) -> pd.DataFrame:
     spec = engine_spec(config, arm_name, str(Path(build_json).parent))
-    base = arm_row(config, arm_name, code_digest=code_digest)
+    base = arm_row(config, arm_name, code_digest=code_digest, cpus=config["bench"].get("cpus"))
     with tempfile.TemporaryDirectory(prefix="edgebench-ledger-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec.to_json()))
