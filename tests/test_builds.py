@@ -95,7 +95,9 @@ def test_vllm_builds_load_and_generate(reference, name, spec, bpw):
     out, info = build(reference, name, spec)
     assert info["bits_per_weight"] == pytest.approx(bpw)
     produced, _ = run_engine(
-        "vllm", out, {"kv_cache_gib": 1, "int4_w4a8": True if spec["bits"] == 4 else None}
+        "vllm",
+        out,
+        {"kv_cache_gib": 1, "int4_w4a8": None},  # the engine default: W4A8 needs AMX
     )
     assert len(produced) == 4
 

@@ -5,6 +5,7 @@ The study's outputs are stand-ins (touched files with recorded metadata), so eve
 study's DAG is present and a dry run after one edit shows which jobs Snakemake would rerun, and why.
 """
 
+import copy
 import modulefinder
 import re
 import shutil
@@ -81,6 +82,25 @@ def rule_blocks(checkout: Path) -> dict[str, str]:
     return blocks
 
 
+def helper_sections(checkout: Path, config: dict) -> dict[str, set[str]]:
+    """Each helper function of common.smk -> the config sections its body names."""
+    text = (checkout / "workflow" / "rules" / "common.smk").read_text()
+    bodies = re.split(r"(?m)^def ", text)[1:]
+    return {
+        body.split("(", 1)[0]: {s for s in config if f'config["{s}"]' in body or f'config.get("{s}"' in body}
+        for body in bodies
+    }
+
+
+def declared_sections(block: str, helpers: dict[str, set[str]]) -> set[str]:
+    """Sections a rule's block names itself or through the helpers it calls."""
+    named = set(re.findall(r'config\["(\w+)"\]', block))
+    for name, sections in helpers.items():
+        if re.search(rf"\b{name}\b", block):
+            named |= sections
+    return named
+
+
 def rule_scripts(checkout: Path) -> dict[str, Path]:
     scripts = {}
     for name, block in rule_blocks(checkout).items():
@@ -92,27 +112,27 @@ def rule_scripts(checkout: Path) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def stand_in_study(tmp_path_factory):
-    """Checkouts of the workflow and package, and a test study whose every output is present and
-    recorded as up to date (touched, with metadata), so a dry run shows exactly what an edit reruns."""
+    """Two checkouts of the workflow and package, each with a test study whose every output is
+    present and recorded as up to date (touched, with metadata): a dry run after an edit shows
+    exactly what it reruns. (Two, so edits can be checked two at a time.)"""
     root = tmp_path_factory.mktemp("digests")
-    checkouts = []
+    pairs = []
     for i in range(2):
-        checkout = root / f"checkout{i}"
+        checkout, workdir = root / f"checkout{i}", root / f"study{i}"
         for part in ("workflow", "src"):
             shutil.copytree(ROOT / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
-        checkouts.append(checkout)
-    workdir = root / "study"
-    shutil.copytree(ROOT / ".test" / "config", workdir / "config")
-    for line in snakemake(checkouts[0], workdir, "--summary").splitlines():
-        if line.startswith("results/"):
-            path = workdir / line.split("\t")[0]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch()
-    snakemake(checkouts[0], workdir, "--touch", "--forceall")
-    assert "Nothing to be done" in snakemake(checkouts[0], workdir, "--dry-run")
-    graph = rule_graph(checkouts[0], workdir)
+        shutil.copytree(ROOT / ".test" / "config", workdir / "config")
+        for line in snakemake(checkout, workdir, "--summary").splitlines():
+            if line.startswith("results/"):
+                path = workdir / line.split("\t")[0]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+        snakemake(checkout, workdir, "--touch", "--forceall")
+        assert "Nothing to be done" in snakemake(checkout, workdir, "--dry-run")
+        pairs.append((checkout, workdir))
+    graph = rule_graph(*pairs[0])
     rules = (set(graph) | set().union(*graph.values())) - {"all"}
-    return checkouts, workdir, rules, graph
+    return pairs, rules, graph
 
 
 def test_the_closure_holds_every_module_modulefinder_finds():
@@ -120,24 +140,34 @@ def test_the_closure_holds_every_module_modulefinder_finds():
     the closure lacks."""
     package = ROOT / "src" / "edgebench"
     for script in sorted((ROOT / "workflow" / "scripts").glob("*.py")):
-        finder = modulefinder.ModuleFinder(path=[str(ROOT / "src"), *sys.path])
+        finder = modulefinder.ModuleFinder(path=[str(ROOT / "src")])  # only the package is read
         finder.run_script(str(script))
         found = {
             Path(module.__file__).resolve()
             for name, module in finder.modules.items()
             if name.startswith("edgebench") and module.__file__
         }
+        assert package / "jobs.py" in found, script.name  # it did read the package
         assert found <= set(closure(script)), (script.name, sorted(found - set(closure(script))))
     assert package / "bench" / "worker.py" in closure(ROOT / "workflow" / "scripts" / "bench_rep.py")
 
 
 def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_study):
-    checkouts, workdir, rules, graph = stand_in_study
+    pairs, rules, graph = stand_in_study
+    checkouts = [checkout for checkout, _ in pairs]
     modules = sorted(p.relative_to(checkouts[0]) for p in (checkouts[0] / "src" / "edgebench").rglob("*.py"))
-    scripts = {rule: path.relative_to(checkouts[0]) for rule, path in rule_scripts(checkouts[0]).items()}
+    package = checkouts[0] / "src" / "edgebench"
+    # closures are read once, before the threads (ast.parse is not thread-safe), as checkout paths
+    can_run_of = {
+        rule: {
+            p.relative_to(checkouts[0]) for p in closure(script, package) if p.is_relative_to(checkouts[0])
+        }
+        for rule, script in rule_scripts(checkouts[0]).items()
+        if rule in rules
+    }
 
     def check(job):
-        checkout, module = job
+        (checkout, workdir), module = job
         path = checkout / module
         original = path.read_text()
         path.write_text(original + "\n# an edit\n")
@@ -145,8 +175,7 @@ def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_st
             out = snakemake(checkout, workdir, "--dry-run")
         finally:
             path.write_text(original)
-        package = checkout / "src" / "edgebench"
-        can_run = {r for r in rules if r in scripts and path in closure(checkout / scripts[r], package)}
+        can_run = {rule for rule, files in can_run_of.items() if module in files}
         # Snakemake gives a job one reason: downstream of another rerun job it says "input updated",
         # so the jobs whose own params changed are a subset, and the whole set is theirs plus what
         # depends on them.
@@ -154,7 +183,7 @@ def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_st
         assert direct <= can_run, (str(module), sorted(direct - can_run))
         return module, rerun(out), descendants(graph, can_run)
 
-    jobs = [(checkouts[i % 2], module) for i, module in enumerate(modules)]
+    jobs = [(pairs[i % 2], module) for i, module in enumerate(modules)]
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(check, jobs))
     wrong = {str(m): (sorted(seen), sorted(expected)) for m, seen, expected in results if seen != expected}
@@ -177,27 +206,31 @@ def _config_edit(config: dict, section: str) -> dict | None:
             yield path, value
 
     for path, value in leaves(config[section], (section,)):
-        changed = yaml.safe_load(yaml.safe_dump(config))
-        node = changed
-        for key in path[:-1]:
-            node = node[key]
         if isinstance(value, bool):
-            node[path[-1]] = not value
+            candidates = [not value]
+        elif isinstance(value, int | float):
+            candidates = [value + 2, value / 2]
         else:
-            node[path[-1]] = value + 2 if isinstance(value, int | float) else value + "x"
-        try:
-            validate_config(changed)
-            return changed
-        except ConfigError:
-            continue
+            candidates = [value + "x"]
+        for candidate in candidates:
+            changed = copy.deepcopy(config)
+            node = changed
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = candidate
+            try:
+                validate_config(changed)
+                return changed
+            except ConfigError:
+                continue
     return None
 
 
 def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in_study):
     from edgebench.codeclosure import config_sections_read
 
-    checkouts, workdir, rules, graph = stand_in_study
-    checkout = checkouts[0]
+    pairs, rules, graph = stand_in_study
+    checkout, workdir = pairs[0]
     scripts = rule_scripts(checkout)
     for script in scripts.values():  # config reaches a script only through its params
         assert not re.search(r"\b(sm|snakemake)\.config\b", script.read_text()), script.name
@@ -205,12 +238,13 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
     original = path.read_text()
     config = yaml.safe_load(original)
     blocks = rule_blocks(checkout)
+    helpers = helper_sections(checkout, config)
     checked = []
     for section in [s for s in config if s not in ("roadmap", "retractions")]:
         changed = _config_edit(config, section)
         if changed is None:
             continue
-        path.write_text(yaml.safe_dump(changed))
+        path.write_text(yaml.safe_dump(changed, sort_keys=False))  # key order as written
         try:
             out = snakemake(checkout, workdir, "--dry-run")
         finally:
@@ -222,8 +256,8 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
             if r in scripts
             and (section == "run_id" or section in config_sections_read(str(scripts[r]), tuple(config)))
         }
-        # ... and those whose Snakefile params name it
-        declared = {r for r in rules if f'config["{section}"]' in blocks.get(r, "")}
+        # ... and those whose Snakefile params name it, directly or through a helper of common.smk
+        declared = {r for r in rules if section in declared_sections(blocks.get(r, ""), helpers)}
         direct = directly_rerun(out)
         assert direct <= reads | declared, (section, sorted(direct - reads - declared))
         assert reads <= rerun(out) <= descendants(graph, reads | declared), (

@@ -52,13 +52,7 @@ def test_timeout_becomes_a_failed_result_with_the_reason(tiny_model):
 
 
 def test_worker_crash_becomes_a_failed_result_with_the_log(tmp_path):
-    broken = {
-        "engine": "hf",
-        "build_dir": str(tmp_path / "missing"),
-        "arm": {},
-        "vocab_size": 512,
-        "bench": BENCH,
-    }
+    broken = hf_spec(tmp_path / "missing", BENCH)
     result = run_worker(broken, cores=[0], timeout_s=300, interval_s=0.1)
     assert result["status"] == "failed" and "exit code 1" in result["error"]
     assert "missing" in result["error"]  # the engine's own error text travels with the row
@@ -73,5 +67,5 @@ def test_worker_crash_becomes_a_failed_result_with_the_log(tmp_path):
     ],
 )
 def test_injected_faults_become_failed_results(tiny_model, fault, expected):
-    result = run_worker({**spec(tiny_model), "fault": fault}, cores=[0], timeout_s=60, interval_s=0.2)
+    result = run_worker(hf_spec(tiny_model, BENCH, fault=fault), cores=[0], timeout_s=60, interval_s=0.2)
     assert result["status"] == "failed" and expected in result["error"], result["error"][:500]

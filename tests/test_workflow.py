@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
+from edgebench.agent.tasks import suite
 from edgebench.tables import TABLE_COLUMNS
 
 from .conftest import ROOT
@@ -141,8 +142,9 @@ def test_agent_tables_judge_llm_trials_next_to_baselines(study):
     tables = study / "results" / "tables"
     trials = pd.read_parquet(tables / "agent_trials.parquet")
     llm = trials[trials["arm"] == "vllm/bf16"]
-    assert len(llm) == 18 and (llm["status"] == "ok").all()  # every template variant, one trial
-    assert llm["sampling_seed"].nunique() == 18 and (llm["steps"] <= llm["budget"]).all()
+    variants = len(suite(instances=1))
+    assert len(llm) == variants and (llm["status"] == "ok").all()  # every template variant, one trial
+    assert llm["sampling_seed"].nunique() == variants and (llm["steps"] <= llm["budget"]).all()
     summary = pd.read_parquet(tables / "agent_summary.parquet").set_index(["arm", "scope"])
     assert summary.loc[("baseline/scripted", "all"), "success_rate"] == 1.0
     row = summary.loc[("vllm/gptq-w4g64-w4a16", "all")]

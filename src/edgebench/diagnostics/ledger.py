@@ -21,8 +21,7 @@ from edgebench.bench.contract import EngineSpec
 from edgebench.engines.registry import ledger_function
 from edgebench.procfs import children_of, rss_anon_kb
 
-LEDGER_COLUMNS = (
-    "arm",
+LEDGER_COLUMNS = (  # the ledger process's columns; the rule adds the arm's identity
     "process",
     "component",
     "kind",
