@@ -7,7 +7,7 @@ import multiprocessing
 import numpy as np
 import pytest
 
-from edgebench.models.buildinfo import BUILD_FIELDS
+from edgebench.models.build_record import BUILD_FIELDS
 from edgebench.models.quantized import build_quantized
 from edgebench.models.reference import build_reference
 

@@ -7,6 +7,7 @@ study's DAG is present and a dry run after one edit shows which jobs Snakemake w
 
 import copy
 import modulefinder
+import os
 import re
 import shutil
 import subprocess
@@ -26,10 +27,12 @@ DIRECT = ("Params have changed", "Code has changed")
 
 
 def snakemake(checkout: Path, workdir: Path, *extra: str) -> str:
+    """Snakemake on a checkout's workflow, importing that checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(checkout / "workflow" / "Snakefile"),
          "--directory", str(workdir), "--cores", "1", *extra],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, env=env,
     )  # fmt: skip
     return run.stdout + run.stderr
 

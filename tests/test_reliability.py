@@ -101,7 +101,7 @@ def test_malformed_configs_fail_with_a_message_naming_the_key(path, junk):
 @settings(max_examples=50, deadline=None)
 @given(st.binary(max_size=200))
 def test_garbage_where_a_build_is_expected_is_a_clear_error(tmp_path_factory, garbage):
-    from edgebench.models.buildinfo import read_build_json
+    from edgebench.models.build_record import read_build_json
 
     folder = tmp_path_factory.mktemp("build")
     with pytest.raises(FileNotFoundError, match="not a finished build"):

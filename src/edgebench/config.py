@@ -11,7 +11,7 @@ import yaml
 from edgebench.engines.registry import ENGINES, can_load
 from edgebench.metrics import METRICS
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"  # package data
 
 
 class ConfigError(ValueError):

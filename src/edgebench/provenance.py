@@ -1,4 +1,4 @@
-"""Provenance stamped on every row (architecture.md): who measured what, where, with which code."""
+"""Provenance stamped on every row: who measured what, where, with which code."""
 
 from __future__ import annotations
 

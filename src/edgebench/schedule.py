@@ -1,4 +1,4 @@
-"""Rotated arm order (measurement rule 3): no arm always runs first or last."""
+"""Rotated arm order: no arm always runs first or last."""
 
 from __future__ import annotations
 

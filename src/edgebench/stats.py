@@ -1,4 +1,4 @@
-"""One statistics module for every comparison edgebench makes (measurement rule 6).
+"""One statistics module for every comparison edgebench makes.
 
 Throughput comparisons rest on within-round paired log ratios (candidate vs baseline, oriented so
 that a positive log ratio means "candidate better"). Their mean is the log of the geometric-mean

@@ -11,7 +11,7 @@ from edgebench.provenance import PROVENANCE_COLUMNS
 
 STATUSES = ("ok", "failed", "contended", "retracted")
 
-# Every row of every table starts with these (architecture.md, "Provenance columns").
+# Every row of every table starts with these: its identity, then its provenance.
 ROW_COLUMNS = (
     "arm",
     "engine",

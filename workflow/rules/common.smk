@@ -1,7 +1,4 @@
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 
 from snakemake.exceptions import WorkflowError
 

@@ -6,9 +6,9 @@ from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from edgebench.buildconfig import model_config  # noqa: E402
 from edgebench.diagnostics.attribution import decode_attribution  # noqa: E402
 from edgebench.io import write_parquet  # noqa: E402
+from edgebench.models.hf_config import model_config  # noqa: E402
 
 sm = snakemake  # noqa: F821
 frame = decode_attribution(

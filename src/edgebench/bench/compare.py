@@ -1,4 +1,4 @@
-"""Paired comparisons and gates (measurement rule 6), on warm samples or cold reps alike.
+"""Paired comparisons and gates, on warm samples or cold reps alike.
 
 Ratios are oriented with the metric registry so that > 1 always means "candidate better". A pair is
 the two arms' clean values in the same round, so drift of the machine cancels; the statistics

@@ -1,4 +1,4 @@
-"""Contention guard (measurement rule 4): capacity on the rep's cores that the rep did not use."""
+"""Contention guard: capacity on the rep's cores that the rep did not use."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Warm throughput session (measurement rule 3): resident engines sampled in randomized rounds.
+"""Warm throughput session: resident engines sampled in randomized rounds.
 
 Every arm's engine is loaded once, in its own long-lived process (`edgebench.bench.resident`). Two
 designs:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgebench.bench.contract import EngineSpec
-from edgebench.buildconfig import model_config
-from edgebench.models.buildinfo import read_build_json
+from edgebench.models.build_record import read_build_json
+from edgebench.models.hf_config import model_config
 
 
 def engine_spec(config: dict, arm_name: str, build_dir: str) -> EngineSpec:

@@ -1,7 +1,7 @@
 """One cold rep, run as `python -m edgebench.bench.worker SPEC OUT` in a fresh process.
 
 The parent takes a timestamp before exec and passes it in, so ready_s counts interpreter start and
-imports (measurement rule 1). Throughput is not measured here: it comes from resident engines in
+imports. Throughput is not measured here: it comes from resident engines in
 the warm session (`edgebench.bench.session`).
 """
 

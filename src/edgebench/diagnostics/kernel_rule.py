@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from edgebench.buildconfig import model_config
 from edgebench.diagnostics.ceilings import bf16_matmul_gflop_s, last_level_cache_bytes, stream_gb_s
 from edgebench.diagnostics.kernels import CacheFlusher, add_rates, kernel_rows, model_shapes
 from edgebench.diagnostics.stamp import stamp
 from edgebench.io import write_parquet
+from edgebench.models.hf_config import model_config
 
 
 def ceiling_rows(threads: list[int], array_bytes: int) -> list[dict]:

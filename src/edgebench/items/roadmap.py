@@ -8,7 +8,7 @@ import yaml
 
 from edgebench.config import ConfigError, read_config_file, schema_errors
 
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "roadmap.schema.yaml"
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "roadmap.schema.yaml"  # package data
 
 
 def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:

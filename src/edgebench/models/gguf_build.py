@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
 from edgebench.models.gptq import BuildError
 
 FTYPES = {

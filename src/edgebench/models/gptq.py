@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
 
 CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "data" / "calibration"
 

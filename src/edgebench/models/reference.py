@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
 from edgebench.models.ggufmeta import packaged_gguf
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data"

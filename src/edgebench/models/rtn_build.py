@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from edgebench.models.buildinfo import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
 from edgebench.models.gptq import BuildError, check_group_size, check_saved_tensors_finite
 from edgebench.quant.export import (
     compressed_tensors_config,

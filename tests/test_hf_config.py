@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from edgebench.buildconfig import model_config
+from edgebench.models.hf_config import model_config
 
 
 def test_gguf_build_reads_its_source_builds_config(tmp_path):
