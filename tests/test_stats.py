@@ -100,3 +100,15 @@ def test_a_small_real_offset_passes_the_gate_but_is_a_difference_for_an_item():
     gate = sequential_paired(logs, 0.025, 2, 10, equivalence_first=True)
     assert gate.decision == "same" and gate_outcome(gate, 0.025) == "pass"
     assert sequential_paired(logs, 0.025, 2, 10).decision == "worse"
+
+
+def test_paired_outcomes_pair_on_the_same_units_and_count_discordant_pairs():
+    import pandas as pd
+
+    from edgebench.stats import paired_outcomes
+
+    arm = pd.DataFrame({"task": ["a", "b", "c", "d"], "trial": 0, "success": [True, True, False, False]})
+    ref = pd.DataFrame({"task": ["a", "b", "c", "e"], "trial": 0, "success": [True, False, True, True]})
+    pairs = paired_outcomes(arm, ref, ["task", "trial"])
+    assert (pairs.pairs, pairs.only_arm, pairs.only_reference) == (3, 1, 1)  # d and e have no pair
+    assert pairs.rate == 2 / 3 and pairs.reference_rate == 2 / 3 and pairs.p_value == 1.0

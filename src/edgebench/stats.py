@@ -47,6 +47,34 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
 
 
 @dataclass(frozen=True)
+class PairedOutcomes:
+    """Binary outcomes of two arms on the same units (task and seed), for McNemar's test."""
+
+    pairs: int
+    rate: float
+    reference_rate: float
+    only_arm: int
+    only_reference: int
+
+    @property
+    def p_value(self) -> float:
+        return mcnemar_exact(self.only_arm, self.only_reference)
+
+
+def paired_outcomes(arm, reference, keys: list[str], outcome: str = "success") -> PairedOutcomes:
+    """Pair two frames of trials on `keys` (inner join) and count the discordant pairs."""
+    paired = arm.merge(reference, on=keys, suffixes=("", "_ref"))
+    ours, theirs = paired[outcome].astype(bool), paired[f"{outcome}_ref"].astype(bool)
+    return PairedOutcomes(
+        pairs=len(paired),
+        rate=float(ours.mean()) if len(paired) else math.nan,
+        reference_rate=float(theirs.mean()) if len(paired) else math.nan,
+        only_arm=int((ours & ~theirs).sum()),
+        only_reference=int((~ours & theirs).sum()),
+    )
+
+
+@dataclass(frozen=True)
 class PairedEstimate:
     """Geometric-mean ratio of paired samples with a two-sided t-interval at `level`."""
 

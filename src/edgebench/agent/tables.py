@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from edgebench.stats import mcnemar_exact, wilson_interval
+from edgebench.stats import paired_outcomes, wilson_interval
 
 KINDS = ("all", "needs_change", "already_satisfied")
 
@@ -50,14 +50,12 @@ def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
             }
             if reference_arm and arm != reference_arm and not arm.startswith("baseline/"):
                 ref = _scope(ok[ok["arm"] == reference_arm], scope)
-                paired = part.merge(ref, on=["task_id", "trial"], suffixes=("", "_ref"))
-                only_arm = int((paired["success"] & ~paired["success_ref"]).sum())
-                only_ref = int((~paired["success"] & paired["success_ref"]).sum())
+                pairs = paired_outcomes(part, ref, ["task_id", "trial"])
                 row.update(
                     mcnemar_vs=reference_arm,
-                    only_arm=only_arm,
-                    only_reference=only_ref,
-                    p_value=mcnemar_exact(only_arm, only_ref),
+                    only_arm=pairs.only_arm,
+                    only_reference=pairs.only_reference,
+                    p_value=pairs.p_value,
                 )
             rows.append(row)
     return rows

@@ -5,12 +5,10 @@ Verdicts: confirmed | refuted | inconclusive | ungateable. Retracted rows never 
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_pairs
-from edgebench.stats import gate_outcome, mcnemar_exact, sequential_paired, wilson_interval
+from edgebench.stats import gate_outcome, paired_outcomes, sequential_paired, wilson_interval
 
 DEFAULT_TOLERANCE = 0.025
 
@@ -126,27 +124,23 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     alpha = item["verify"].get("alpha", 0.05)
     ok = _usable(frame)
     ok = ok[ok["status"] == "ok"]
-    paired = ok[ok["arm"] == candidate].merge(
-        ok[ok["arm"] == reference], on=["task_id", "trial"], suffixes=("", "_ref")
-    )
-    only_cand = int((paired["success"] & ~paired["success_ref"]).sum())
-    only_ref = int((~paired["success"] & paired["success_ref"]).sum())
-    p = mcnemar_exact(only_cand, only_ref)
+    pairs = paired_outcomes(ok[ok["arm"] == candidate], ok[ok["arm"] == reference], ["task_id", "trial"])
+    only_cand, only_ref, p = pairs.only_arm, pairs.only_reference, pairs.p_value
     evidence = pd.DataFrame(
         [
             {
                 "reference": reference,
                 "candidate": candidate,
-                "pairs": len(paired),
-                "reference_rate": paired["success_ref"].mean() if len(paired) else math.nan,
-                "candidate_rate": paired["success"].mean() if len(paired) else math.nan,
+                "pairs": pairs.pairs,
+                "reference_rate": pairs.reference_rate,
+                "candidate_rate": pairs.rate,
                 "only_candidate": only_cand,
                 "only_reference": only_ref,
                 "p_value": p,
             }
         ]
     )
-    if not len(paired):
+    if not pairs.pairs:
         return "inconclusive", evidence
     differs = p < alpha
     observed = "same" if not differs else ("better" if only_cand > only_ref else "worse")
