@@ -40,3 +40,15 @@ def hf_spec(model_dir, bench: dict, **extra):
     return EngineSpec(
         engine="hf", build_dir=str(model_dir), options={"threads": 1}, vocab_size=512, bench=bench, **extra
     )
+
+
+def set_at(config: dict, path: tuple, value) -> dict:
+    """A deep copy of the config with the value at `path` (a tuple of keys) replaced."""
+    import copy
+
+    changed = copy.deepcopy(config)
+    node = changed
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return changed

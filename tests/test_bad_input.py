@@ -17,7 +17,7 @@ from edgebench.items.roadmap import validate_roadmap
 from edgebench.retractions import load_retractions
 from edgebench.tables import TABLE_COLUMNS
 
-from .conftest import ROOT
+from .conftest import ROOT, set_at
 
 GOOD = yaml.safe_load((ROOT / ".test" / "config" / "config.yaml").read_text())
 ROADMAP = yaml.safe_load((ROOT / ".test" / "config" / "roadmap.yaml").read_text())
@@ -32,15 +32,6 @@ def leaves(value, path=()):
             yield from leaves(child, (*path, key))
     elif not isinstance(value, list):
         yield path, value
-
-
-def set_at(config: dict, path: tuple, value) -> dict:
-    broken = copy.deepcopy(config)
-    node = broken
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return broken
 
 
 TYPED_LEAVES = [(p, v) for p, v in leaves(GOOD) if isinstance(v, int | float) and p[0] != "run_id"]

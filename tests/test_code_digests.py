@@ -5,7 +5,6 @@ The study's outputs are stand-ins (touched files with recorded metadata), so eve
 study's DAG is present and a dry run after one edit shows which jobs Snakemake would rerun, and why.
 """
 
-import copy
 import modulefinder
 import os
 import re
@@ -20,7 +19,7 @@ import yaml
 
 from edgebench.codeclosure import closure
 
-from .conftest import ROOT
+from .conftest import ROOT, set_at
 
 pytestmark = pytest.mark.workflow
 DIRECT = ("Params have changed", "Code has changed")
@@ -216,11 +215,7 @@ def _config_edit(config: dict, section: str) -> dict | None:
         else:
             candidates = [value + "x"]
         for candidate in candidates:
-            changed = copy.deepcopy(config)
-            node = changed
-            for key in path[:-1]:
-                node = node[key]
-            node[path[-1]] = candidate
+            changed = set_at(config, path, candidate)
             try:
                 validate_config(changed)
                 return changed

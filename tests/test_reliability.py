@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from edgebench.config import ConfigError, validate_config
 
-from .conftest import ROOT
+from .conftest import ROOT, set_at
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile")]
 TARGET = "results/tables/bench.parquet"
@@ -85,13 +85,7 @@ PATHS = list(paths(BASE))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PATHS), JUNK)
 def test_malformed_configs_fail_with_a_message_naming_the_key(path, junk):
-    import copy
-
-    config = copy.deepcopy(BASE)
-    node = config
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = junk
+    config = set_at(BASE, path, junk)
     try:
         validate_config(config)
     except ConfigError as error:

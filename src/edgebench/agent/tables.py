@@ -30,6 +30,8 @@ def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
     for arm, frame in ok.groupby("arm", sort=True):
         for scope in scopes(ok):
             part = _scope(frame, scope)
+            if part.empty:  # a baseline meant for other templates has no trials here: no row
+                continue
             n, wins = len(part), int(part["success"].sum())
             low, high = wilson_interval(wins, n)
             row = {
