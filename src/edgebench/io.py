@@ -64,10 +64,6 @@ def write_text(text: str, path: str | os.PathLike) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def write_json(value: object, path: str | os.PathLike) -> None:
-    write_text(json.dumps(value, indent=2, sort_keys=True, default=str), path)
-
-
 def save_npy(array: np.ndarray, path: str | os.PathLike) -> None:
     import numpy as np
 

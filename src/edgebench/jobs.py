@@ -8,28 +8,20 @@ context once, as parquet metadata under the key `edgebench`; rows keep only what
 
 from __future__ import annotations
 
-import platform
 from datetime import UTC, datetime
-from pathlib import Path
 
-from edgebench.provenance import cpu_model, digest_json, git_state, package_versions
+from edgebench.provenance import digest_json, study_provenance
 from edgebench.scriptlog import redirect_to_log
 
 _CONTEXT: dict = {}
 
 
 def job_context(rule: str, code_digest: str, config: dict) -> dict:
-    commit, dirty = git_state(Path(__file__).resolve().parents[2])
     return {
         "rule": rule,
-        "run_id": config.get("run_id", ""),
-        "code_digest": code_digest,
-        "config_digest": digest_json(config),
-        "git_commit": commit,
-        "git_dirty": dirty,
-        "host": platform.node(),
-        "cpu_model": cpu_model(),
-        "versions": package_versions(),
+        **study_provenance(
+            run_id=config.get("run_id", ""), config_digest=digest_json(config), code_digest=code_digest
+        ),
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 

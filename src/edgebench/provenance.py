@@ -82,12 +82,10 @@ def digest_files(paths: list[Path]) -> str:
     return h.hexdigest()[:16]
 
 
-def provenance(
-    *, run_id: str, config_digest: str, code_digest: str, cpus: list[int] | None, threads: int
-) -> dict[str, object]:
-    """The provenance columns as one dict, ready to merge into a row."""
+def study_provenance(*, run_id: str, config_digest: str, code_digest: str) -> dict[str, object]:
+    """What is constant for one job: the run, the code and config digests, commit, host, CPU and
+    package versions (a table carries it once as metadata; rows carry it as columns)."""
     commit, dirty = git_state(Path(__file__).resolve().parents[2])
-    used = cpus if cpus is not None else sorted(os.sched_getaffinity(0))
     return {
         "run_id": run_id,
         "git_commit": commit,
@@ -96,7 +94,19 @@ def provenance(
         "code_digest": code_digest,
         "host": socket.gethostname(),
         "cpu_model": cpu_model(),
+        "versions": package_versions(),
+    }
+
+
+def provenance(
+    *, run_id: str, config_digest: str, code_digest: str, cpus: list[int] | None, threads: int
+) -> dict[str, object]:
+    """The provenance columns as one dict, ready to merge into a row."""
+    used = cpus if cpus is not None else sorted(os.sched_getaffinity(0))
+    row = study_provenance(run_id=run_id, config_digest=config_digest, code_digest=code_digest)
+    return {
+        **row,
         "cpus_used": ",".join(str(c) for c in used),
         "threads": int(threads),
-        "versions": json.dumps(package_versions(), sort_keys=True),
+        "versions": json.dumps(row["versions"], sort_keys=True),
     }

@@ -40,6 +40,30 @@ APP_OF_SCREEN = {
     "editor": "contacts",
 }
 DIAL_ORDER = (11, 12, 10, 1, 2, 9, 3, 8, 7, 6, 5, 4)  # the real dial's document order (positions 1-12)
+# Settings pages no task needs: a titled page with one line; tapping their rows leads here.
+DEAD_ENDS = {
+    "account": ("Google Account", "Manage your Google Account"),
+    "search": ("Search settings", "Search settings"),
+    "apps": ("Apps", "Recently opened apps"),
+    "notifications": ("Notifications", "Notification history"),
+    "battery": ("Battery", "100%"),
+    "storage": ("Storage", "41% used"),
+    "mobile_plan": ("Mobile plan", "T-Mobile"),
+    "calls": ("Calls & SMS", "T-Mobile"),
+    "sims": ("SIMs", "T-Mobile"),
+    "hotspot": ("Hotspot & tethering", "Not sharing internet"),
+    "data_saver": ("Data Saver", "Use Data Saver"),
+    "vpn": ("VPN", "No VPNs added"),
+    "carrier": ("T-Mobile", "Mobile data"),
+    "wifi_detail": ("AndroidWifi", "Signal strength Excellent"),
+    "network_prefs": ("Network preferences", f"Turn on Wi{NBHY}Fi automatically"),
+    "data_usage": ("Non-carrier data usage", "0 B used"),
+    "saved_networks": ("Saved networks", "AndroidWifi"),
+    "pairing": ("Pair new device", "Available devices"),
+    "saved_devices": ("Saved devices", "No saved devices"),
+    "printing": ("Printing", "Default Print Service"),
+}
+CLOCK_TABS = ("Clock", "Timer", "Stopwatch", "Bedtime")  # beside Alarm; each a page with its title
 PACKAGES = {
     "launcher": "com.android.launcher3",
     "settings": "com.android.settings",
@@ -74,13 +98,13 @@ def text_view(text: str, rid: str = "", desc: str = "", on_tap=None) -> Widget:
     return Widget("android.widget.TextView", text, rid, desc, clickable=on_tap is not None, on_tap=on_tap)
 
 
-def settings_row(title: str, on_tap, summary: str = "", switch: bool | None = None, rid="android:id/title"):
+def settings_row(title: str, on_tap, summary: str = "", switch: bool | None = None):
     """A Settings preference row: the row is clickable, the switch only shows the state."""
-    texts = [text_view(title, rid)]
+    texts = [text_view(title, "android:id/title")]
     if summary:
         texts.append(text_view(summary, "android:id/summary"))
     children = [
-        Widget("android.widget.LinearLayout", rid=SETTINGS + "icon_frame", end=False, children=[]),
+        Widget("android.widget.LinearLayout", rid=SETTINGS + "icon_frame"),
         Widget("android.widget.RelativeLayout", rid=SETTINGS + "text_frame", column=True, children=texts),
     ]
     if switch is not None:
@@ -133,7 +157,7 @@ class SimulatedDevice:
         return self.state.copy()
 
     def observe(self) -> str:
-        blocks = getattr(self, f"_screen_{self.screen}")()
+        blocks = self._blocks()
         self._layout = []
         body, y = "", TOP
         for block in blocks:
@@ -147,6 +171,15 @@ class SimulatedDevice:
             f'checkable="false" checked="false" clickable="false" bounds="[0,0][{WIDTH},{HEIGHT}]">'
             f"{body}</node></hierarchy>"
         )
+
+    def _blocks(self) -> list[Widget]:
+        """The current screen's top-level blocks."""
+        if self.screen in DEAD_ENDS:
+            title, line = DEAD_ENDS[self.screen]
+            return [self._app_bar(title), text_view(line)]
+        if self.screen.startswith("clock_"):  # another Clock tab
+            return [text_view(self.screen.removeprefix("clock_").title(), CLOCK + "action_bar_title")]
+        return getattr(self, f"_screen_{self.screen}")()
 
     def act(self, action: dict) -> None:
         """Apply one well-formed action; raises ValueError for one that cannot apply on this screen."""
@@ -336,27 +369,6 @@ class SimulatedDevice:
             row.height = 242
         return [header, *rows]
 
-    def _dead_end(self, title: str, line: str) -> list[Widget]:
-        return [self._app_bar(title), text_view(line)]
-
-    def _screen_account(self):
-        return self._dead_end("Google Account", "Manage your Google Account")
-
-    def _screen_search(self):
-        return self._dead_end("Search settings", "Search settings")
-
-    def _screen_apps(self):
-        return self._dead_end("Apps", "Recently opened apps")
-
-    def _screen_notifications(self):
-        return self._dead_end("Notifications", "Notification history")
-
-    def _screen_battery(self):
-        return self._dead_end("Battery", "100%")
-
-    def _screen_storage(self):
-        return self._dead_end("Storage", "41% used")
-
     def _set_airplane(self) -> None:
         """Airplane mode turns the Wi-Fi and Bluetooth radios off; either may be turned on again."""
         on = not self.state.airplane_mode_on
@@ -382,24 +394,6 @@ class SimulatedDevice:
             settings_row("VPN", self._goto("vpn"), "None"),
             settings_row("Mobile plan", self._goto("mobile_plan")),
         ]
-
-    def _screen_mobile_plan(self):
-        return self._dead_end("Mobile plan", "T-Mobile")
-
-    def _screen_calls(self):
-        return self._dead_end("Calls & SMS", "T-Mobile")
-
-    def _screen_sims(self):
-        return self._dead_end("SIMs", "T-Mobile")
-
-    def _screen_hotspot(self):
-        return self._dead_end("Hotspot & tethering", "Not sharing internet")
-
-    def _screen_data_saver(self):
-        return self._dead_end("Data Saver", "Use Data Saver")
-
-    def _screen_vpn(self):
-        return self._dead_end("VPN", "No VPNs added")
 
     def _toggle_wifi(self) -> None:
         self.state.wifi_on = wifi_value(not self.state.wifi_enabled, self.state.airplane_mode_on)
@@ -439,21 +433,6 @@ class SimulatedDevice:
         ]
         return rows
 
-    def _screen_carrier(self):
-        return self._dead_end("T-Mobile", "Mobile data")
-
-    def _screen_wifi_detail(self):
-        return self._dead_end("AndroidWifi", "Signal strength Excellent")
-
-    def _screen_network_prefs(self):
-        return self._dead_end("Network preferences", f"Turn on Wi{NBHY}Fi automatically")
-
-    def _screen_data_usage(self):
-        return self._dead_end("Non-carrier data usage", "0 B used")
-
-    def _screen_saved_networks(self):
-        return self._dead_end("Saved networks", "AndroidWifi")
-
     def _screen_connected(self) -> list[Widget]:
         return [
             self._app_bar("Connected devices"),
@@ -462,21 +441,12 @@ class SimulatedDevice:
             settings_row("Connection preferences", self._goto("connection_prefs"), "Bluetooth, Android Auto"),
         ]
 
-    def _screen_pairing(self):
-        return self._dead_end("Pair new device", "Available devices")
-
-    def _screen_saved_devices(self):
-        return self._dead_end("Saved devices", "No saved devices")
-
     def _screen_connection_prefs(self) -> list[Widget]:
         return [
             self._app_bar("Connection preferences"),
             settings_row("Bluetooth", self._goto("bluetooth"), "On" if self.state.bluetooth_on else "Off"),
             settings_row("Printing", self._goto("printing"), "1 print service on"),
         ]
-
-    def _screen_printing(self):
-        return self._dead_end("Printing", "Default Print Service")
 
     def _toggle_bluetooth(self) -> None:
         self.state.bluetooth_on = not self.state.bluetooth_on
@@ -610,24 +580,9 @@ class SimulatedDevice:
                     )
                 ],
             )
-            for tab in ("Alarm", "Clock", "Timer", "Stopwatch", "Bedtime")
+            for tab in ("Alarm", *CLOCK_TABS)
         ]
         return Widget("android.widget.FrameLayout", rid=CLOCK + "navigation_bar", height=210, children=tabs)
-
-    def _clock_tab(self, title: str) -> list[Widget]:
-        return [text_view(title, CLOCK + "action_bar_title")]
-
-    def _screen_clock_clock(self):
-        return self._clock_tab("Clock")
-
-    def _screen_clock_timer(self):
-        return self._clock_tab("Timer")
-
-    def _screen_clock_stopwatch(self):
-        return self._clock_tab("Stopwatch")
-
-    def _screen_clock_bedtime(self):
-        return self._clock_tab("Bedtime")
 
     def _open_picker(self) -> None:
         # like the real picker, it opens at some time other than the one wanted

@@ -49,16 +49,13 @@ def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[
     """The item's verdict and a note. `unmeasurable` when one of its arms could not run at all (the
     note says why): no statistics on an arm that produced only failures. A retraction overrides."""
     withdrawn = [r for r in retractions if r.get("item") == item["id"]]
+    failed = failed_arms(item, frame)
     if withdrawn:
-        verdict, evidence = "retracted", pd.DataFrame()
         note = "; ".join(
             f"{r['id']} ({r['date']}): {r['reason']} (replaced by {r['replaced_by']})" for r in withdrawn
         )
-        failed = failed_arms(item, frame)
-        if failed.empty:
-            evidence = METHODS[item["verify"]["method"]](frame, item)[1]
-        return verdict, evidence, note
-    failed = failed_arms(item, frame)
+        evidence = METHODS[item["verify"]["method"]](frame, item)[1] if failed.empty else pd.DataFrame()
+        return "retracted", evidence, note
     if not failed.empty:
         note = "; ".join(f"{row.arm} could not run: {row.error}" for row in failed.itertuples())
         return "unmeasurable", failed, note

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -51,8 +52,9 @@ def _value(handle: BinaryIO, kind: int, keep: bool):
     raise ValueError(f"unknown GGUF value type {kind}")
 
 
-def gguf_metadata(path: str | Path, keys: set[str] | None = None) -> dict:
-    """The header's key-value pairs (only `keys` when given; arrays of other keys are skipped)."""
+def gguf_metadata(path: str | Path, keep: Callable[[str], bool] | None = None) -> dict:
+    """The header's key-value pairs (only the keys `keep` accepts, when given; the arrays of other
+    keys are skipped, not decoded)."""
     found = {}
     with open(path, "rb") as handle:
         if handle.read(4) != b"GGUF":
@@ -61,7 +63,7 @@ def gguf_metadata(path: str | Path, keys: set[str] | None = None) -> dict:
         _read(handle, "<Q")  # tensor count
         for _ in range(_read(handle, "<Q")):
             key = _string(handle)
-            wanted = keys is None or key in keys
+            wanted = keep is None or keep(key)
             value = _value(handle, _read(handle, "<I"), wanted)
             if wanted:
                 found[key] = value
@@ -70,10 +72,12 @@ def gguf_metadata(path: str | Path, keys: set[str] | None = None) -> dict:
 
 def gguf_widths(path: str | Path) -> dict[str, int]:
     """hidden_size and intermediate_size of the model in a GGUF file."""
-    arch = gguf_metadata(path, {"general.architecture"})["general.architecture"]
-    names = {"hidden_size": f"{arch}.embedding_length", "intermediate_size": f"{arch}.feed_forward_length"}
-    meta = gguf_metadata(path, set(names.values()))
-    return {width: int(meta[key]) for width, key in names.items()}
+    suffixes = {"hidden_size": ".embedding_length", "intermediate_size": ".feed_forward_length"}
+    meta = gguf_metadata(
+        path, lambda key: key == "general.architecture" or key.endswith(tuple(suffixes.values()))
+    )
+    arch = meta["general.architecture"]  # one pass: the widths are keyed by the architecture's name
+    return {width: int(meta[f"{arch}{suffix}"]) for width, suffix in suffixes.items()}
 
 
 def packaged_gguf(package: str, filename: str) -> Path:
