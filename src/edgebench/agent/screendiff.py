@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from edgebench.agent.screens import alarms_on_screen, screen_name, switch_state
-from edgebench.agent.simulator import APP_OF_SCREEN, SimulatedDevice
+from edgebench.agent.simulator import SimulatedDevice, app_of
 from edgebench.agent.state import DeviceState, wifi_value
 from edgebench.agent.uixml import Element, parse_hierarchy
 
@@ -77,7 +77,7 @@ def simulator_like(name: str, elements: list[Element]) -> SimulatedDevice:
     device = SimulatedDevice()
     device.reset(state, seed=0)
     device.screen = name
-    device.state.foreground = "launcher" if name == "launcher" else APP_OF_SCREEN.get(name, "settings")
+    device.state.foreground = app_of(name)
     if name == "picker":
         by_rid = {e.rid: e for e in elements}
         hour, minute = by_rid.get("material_hour_tv"), by_rid.get("material_minute_tv")

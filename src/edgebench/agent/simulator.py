@@ -127,6 +127,13 @@ def text_field(text: str, rid: str, on_text: Callable[[str], None], on_tap) -> W
     return Widget("android.widget.EditText", text, rid, clickable=True, on_text=on_text, on_tap=on_tap)
 
 
+def app_of(screen: str) -> str:
+    """The app a screen belongs to (Clock's other tabs are Clock's)."""
+    if screen == "launcher":
+        return "launcher"
+    return "clock" if screen.startswith("clock_") else APP_OF_SCREEN.get(screen, "settings")
+
+
 class SimulatedDevice:
     """The Device interface on a state machine of screens."""
 
@@ -278,7 +285,7 @@ class SimulatedDevice:
     def _show(self, screen: str) -> None:
         self.screen = screen
         self.visited.append(screen)
-        self.state.foreground = "launcher" if screen == "launcher" else APP_OF_SCREEN.get(screen, "settings")
+        self.state.foreground = app_of(screen)
         self._focused = None
 
     def _goto(self, screen: str) -> Callable[[], None]:
