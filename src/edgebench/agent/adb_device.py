@@ -71,6 +71,7 @@ class AdbDevice:
         self.visited: list[str] = []
         self._alarms: list[Alarm] = []
         self._app = "launcher"
+        self._elements: list = []  # the screen last observed: the one the agent chose an index on
         self._last = DeviceState()
 
     def shell(self, *args: str) -> str:
@@ -84,7 +85,7 @@ class AdbDevice:
         self.shell("cmd", "bluetooth_manager", "enable" if initial_state.bluetooth_on else "disable")
         self._alarms = self.read_alarms()
         self.shell("input", "keyevent", "KEYCODE_HOME")
-        self.step, self.changes, self.visited = 0, [], []
+        self.step, self.changes, self.visited, self._elements = 0, [], [], []
         self._last = self.snapshot()
         for key in ("alarms", "contacts"):
             phone, wanted = self._last.value(key), initial_state.value(key)
@@ -110,7 +111,7 @@ class AdbDevice:
 
     def observe(self) -> str:
         xml = self._dump()
-        elements = parse_hierarchy(xml)
+        elements = self._elements = parse_hierarchy(xml)
         package = app_package(xml)
         self._app = APP_OF_PACKAGE.get(package, "launcher" if "launcher" in package else package)
         self.visited.append(screen_name(xml, elements) or package or "unknown")
@@ -124,7 +125,8 @@ class AdbDevice:
         self.step += 1
         kind = action.get("action")
         if kind in ("click", "long_press", "input_text"):
-            element = element_at(parse_hierarchy(self.observe()), action.get("index"))
+            # the index refers to the screen the agent was shown, not a fresh dump taken now
+            element = element_at(self._elements or parse_hierarchy(self.observe()), action.get("index"))
             if kind == "input_text" and not element.editable:
                 raise ValueError(f"input_text on element {element.index}, which is not editable")
             x, y = element.centre
