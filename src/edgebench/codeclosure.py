@@ -94,9 +94,14 @@ def closure(script: Path, package: Path = PACKAGE) -> list[Path]:
 
 
 @cache
+def script_closure(script: str) -> tuple[Path, ...]:
+    """A workflow script's closure, read once per Snakefile parse (digest and config both use it)."""
+    return tuple(closure(Path(script)))
+
+
 def script_code_digest(script: str) -> str:
-    """Digest of the files in a script's closure (cached: the Snakefile asks once per rule)."""
-    return digest_files(closure(Path(script)))
+    """Digest of the files in a script's closure."""
+    return digest_files(list(script_closure(script)))
 
 
 def _is_config(node: ast.AST) -> bool:
@@ -131,5 +136,5 @@ def config_keys_read(path: Path) -> set[str]:
 def config_sections_read(script: str, sections: tuple[str, ...]) -> tuple[str, ...]:
     """The study config's top-level sections that the script's closure reads (model configs are
     also called `config`: only names that are sections of the study config count)."""
-    read = set().union(*(config_keys_read(p) for p in closure(Path(script)) if p.suffix == ".py"))
+    read = set().union(*(config_keys_read(p) for p in script_closure(script) if p.suffix == ".py"))
     return tuple(s for s in sections if s in read)
