@@ -1,3 +1,5 @@
+import os
+
 from edgebench.agent.episode import Episode, apply
 from edgebench.agent.policies import first_json_object, llm_prompt
 from edgebench.agent.simulator import SimulatedDevice
@@ -80,6 +82,9 @@ def test_prompt_is_compact_and_complete():
     prompt = llm_prompt(task.goal, parse_hierarchy(device.observe()), [{"action": "wait"}])
     assert "Goal: Turn Bluetooth on." in prompt and '[0] TextView "Settings" clickable' in prompt
     assert '"goal_status"' in prompt and len(prompt) < 1500
+    other = build("add_alarm", "pm", 1)
+    shared = os.path.commonprefix([prompt, llm_prompt(other.goal, [], [])])
+    assert '"goal_status"' in shared and task.goal not in shared  # the cacheable prefix: instructions
 
 
 def test_wilson_and_mcnemar():

@@ -192,3 +192,69 @@ def test_a_w4a8_arm_without_amx_refuses_to_load_by_name():
         check_supported({"int4_w4a8": True}, {"avx512f", "avx2"})
     check_supported({"int4_w4a8": True}, {"amx_tile", "amx_int8", "avx512f"})
     check_supported({"int4_w4a8": False}, set())
+
+
+def agent_pairs(reference: list[tuple[bool, bool]], candidate: list[tuple[bool, bool]]) -> pd.DataFrame:
+    """Trials of two arms on the same seeds; each outcome is (reached, success)."""
+    rows = []
+    for arm, outcomes in (("ref", reference), ("cand", candidate)):
+        for i, (reached, success) in enumerate(outcomes):
+            rows.append(
+                {"arm": arm, "status": "ok", "error": "", "task_id": f"t{i}", "trial": 0}
+                | {"reached": reached, "success": success}
+            )
+    return pd.DataFrame(rows)
+
+
+def agent_item(outcome: str, direction: str) -> dict:
+    return {
+        "id": "X",
+        "starts_from": {"table": "agent_trials", "arms": ["ref", "cand"]},
+        "expect": {"direction": direction},
+        "verify": {"method": "mcnemar", "outcome": outcome, "alpha": 0.05, "detectable_max": 0.2},
+    }
+
+
+def test_navigation_can_survive_while_completion_drops():
+    # 80 pairs: both arms reach the screen every time; the candidate completes 20 fewer tasks.
+    frame = agent_pairs([(True, True)] * 80, [(True, True)] * 60 + [(True, False)] * 20)
+    verdict, evidence, _ = evaluate(agent_item("reached", "same"), frame, [])
+    assert verdict == "confirmed" and evidence["outcome"].item() == "reached"
+    assert evidence["detectable_difference"].item() < 0.2  # no discordant pair: a 0.2 drop would show
+    verdict, evidence, _ = evaluate(agent_item("success", "worse"), frame, [])
+    assert verdict == "confirmed" and evidence["only_reference"].item() == 20
+    assert evaluate(agent_item("success", "same"), frame, [])[0] == "refuted"
+
+
+def test_same_is_inconclusive_when_the_pairs_could_not_have_seen_a_difference_of_the_given_size():
+    # 10 pairs, 4 discordant each way: no difference shown, but a 0.2 difference could hide here.
+    outcomes = [(True, True)] * 3 + [(True, False)] * 4 + [(False, False)] * 3
+    flipped = [(True, True)] * 3 + [(False, False)] * 4 + [(True, False)] * 3
+    frame = agent_pairs(outcomes, [(r, not s if i >= 3 else s) for i, (r, s) in enumerate(flipped)])
+    verdict, evidence, _ = evaluate(agent_item("reached", "same"), frame, [])
+    assert evidence["p_value"].item() >= 0.05 and evidence["detectable_difference"].item() > 0.2
+    assert verdict == "inconclusive"
+
+
+def test_the_pairs_needed_for_a_difference_fall_as_the_difference_grows():
+    from edgebench.stats import mcnemar_detectable_difference, mcnemar_pairs_needed
+
+    needed = [mcnemar_pairs_needed(d, 0.3) for d in (0.1, 0.2, 0.3)]
+    assert needed[0] > needed[1] > needed[2] > 0
+    assert 70 < needed[1] < 80  # 0.2 at 30% discordance, alpha 0.05 two-sided, 90% power
+    assert abs(mcnemar_detectable_difference(round(needed[1]), 0.3) - 0.2) < 0.005
+    assert mcnemar_detectable_difference(2, 0.3) == float("inf")
+
+
+def test_agent_summary_gives_navigation_and_completion_with_intervals_and_mcnemar_each():
+    from edgebench.agent.tables import summary_rows
+
+    frame = agent_pairs([(True, True)] * 8 + [(False, False)] * 2, [(True, True)] * 4 + [(True, False)] * 6)
+    frame = frame.assign(template="wifi_on", already_satisfied=False, invalid_actions=0, steps=3)
+    rows = {row["arm"]: row for row in summary_rows(frame, "ref") if row["scope"] == "all"}
+    cand = rows["cand"]
+    assert (cand["success_rate"], cand["reached_rate"]) == (0.4, 1.0)
+    assert cand["success_ci_low"] < 0.4 < cand["success_ci_high"] and cand["reached_ci_low"] < 1.0
+    assert (cand["success_only_arm"], cand["success_only_reference"]) == (0, 4)
+    assert (cand["reached_only_arm"], cand["reached_only_reference"]) == (2, 0)
+    assert rows["ref"]["mcnemar_vs"] == "" and cand["mcnemar_vs"] == "ref"

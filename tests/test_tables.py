@@ -26,7 +26,9 @@ def test_every_table_carries_provenance_and_identity_columns():
 
 
 def test_provenance_values():
-    row = provenance(run_id="r", config_digest=digest_json({"a": 1}), code_digest="c", cpus=[0], threads=1)
+    row = provenance(
+        run_id="r", model="m", config_digest=digest_json({"a": 1}), code_digest="c", cpus=[0], threads=1
+    )
     assert row["git_commit"] and row["cpus_used"] == "0" and '"python"' in row["versions"]
     assert digest_json({"a": 1, "b": 2}) == digest_json({"b": 2, "a": 1})
 

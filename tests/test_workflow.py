@@ -148,8 +148,11 @@ def test_agent_tables_judge_llm_trials_next_to_baselines(study):
     summary = pd.read_parquet(tables / "agent_summary.parquet").set_index(["arm", "scope"])
     assert summary.loc[("baseline/scripted", "all"), "success_rate"] == 1.0
     row = summary.loc[("vllm/gptq-w4g64-w4a16", "all")]
-    assert row["mcnemar_vs"] == "vllm/bf16" and 0 <= row["p_value"] <= 1
-    assert (summary["ci_low"] <= summary["success_rate"]).all()
+    assert row["mcnemar_vs"] == "vllm/bf16" and 0 <= row["success_p_value"] <= 1
+    assert 0 <= row["reached_p_value"] <= 1
+    for outcome in ("success", "reached"):
+        assert (summary[f"{outcome}_ci_low"] <= summary[f"{outcome}_rate"]).all()
+        assert (summary[f"{outcome}_rate"] <= summary[f"{outcome}_ci_high"]).all()
 
 
 def test_items_have_verdicts_with_evidence_and_provenance(study):

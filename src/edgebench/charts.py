@@ -121,30 +121,45 @@ def gates_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 def agent_chart(frame: pd.DataFrame) -> alt.Chart:
-    """Success per arm with Wilson 95% intervals, baselines beside LLM arms, by variant kind."""
-    shown = frame[frame["scope"].isin(["all", "needs_change", "already_satisfied"])].copy()
-    shown["kind"] = shown["arm"].str.startswith("baseline/").map({True: "checker baseline", False: "LLM arm"})
-    base = alt.Chart(shown).encode(y=alt.Y("arm:N", title=None, sort=alt.EncodingSortField("kind")))
+    """Completion and navigation per arm with Wilson 95% intervals, baselines beside LLM arms, by
+    variant kind."""
+    shown = frame[frame["scope"].isin(["all", "needs_change", "already_satisfied"])]
+    long = pd.concat(
+        [
+            shown[["arm", "scope", "trials"]].assign(
+                outcome=label,
+                rate=shown[f"{outcome}_rate"],
+                ci_low=shown[f"{outcome}_ci_low"],
+                ci_high=shown[f"{outcome}_ci_high"],
+                p_value=shown[f"{outcome}_p_value"],
+            )
+            for outcome, label in (("success", "completion"), ("reached", "navigation"))
+        ],
+        ignore_index=True,
+    )
+    base = alt.Chart(long).encode(
+        y=alt.Y("outcome:N", title=None), color=alt.Color("outcome:N", title="rate of")
+    )
     bars = base.mark_bar().encode(
-        x=alt.X("success_rate:Q", title="success rate (Wilson 95% CI)", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("kind:N"),
+        x=alt.X("rate:Q", title="rate (Wilson 95% CI)", scale=alt.Scale(domain=[0, 1])),
         tooltip=[
             "arm",
             "scope",
+            "outcome",
             "trials",
-            "successes",
-            alt.Tooltip("success_rate:Q", format=".2f"),
-            alt.Tooltip("reached_rate:Q", format=".2f"),
-            alt.Tooltip("p_value:Q", format=".3f"),
+            alt.Tooltip("rate:Q", format=".2f"),
+            alt.Tooltip("p_value:Q", format=".3f", title="McNemar p vs reference"),
         ],
     )
-    errors = base.mark_errorbar().encode(x="ci_low:Q", x2="ci_high:Q")
-    reached = base.mark_tick(color="black", thickness=2).encode(x="reached_rate:Q")
+    errors = base.mark_errorbar(color="black").encode(x="ci_low:Q", x2="ci_high:Q")
     return (
-        (bars + errors + reached)
-        .properties(width=220, height=22 * max(shown["arm"].nunique(), 1))
-        .facet(column=alt.Column("scope:N", title=None, sort=["all", "needs_change", "already_satisfied"]))
-        .properties(title="Phone-agent success by device state (black tick: reached the target screen)")
+        (bars + errors)
+        .properties(width=200, height=40)
+        .facet(
+            row=alt.Row("arm:N", title=None),
+            column=alt.Column("scope:N", title=None, sort=["all", "needs_change", "already_satisfied"]),
+        )
+        .properties(title="Phone agent: completion (end state right) and navigation (task screen reached)")
     )
 
 

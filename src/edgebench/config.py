@@ -77,10 +77,11 @@ def model_widths(model: dict) -> dict[str, int] | None:
     model package is not installed yet: the reference_model rule then says so)."""
     if model["kind"] == "tiny_random":
         return {"hidden_size": model["hidden_size"], "intermediate_size": model["intermediate_size"]}
-    from edgebench.models.ggufmeta import gguf_widths, packaged_gguf
+    from edgebench.models.ggufmeta import gguf_widths
+    from edgebench.models.source import header_file
 
     try:
-        return gguf_widths(packaged_gguf(model["package"], model["file"]))
+        return gguf_widths(header_file(model))
     except (FileNotFoundError, ValueError, KeyError):
         return None
 

@@ -17,6 +17,7 @@ TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptq
 
 PROVENANCE_COLUMNS = (
     "run_id",
+    "model",
     "git_commit",
     "git_dirty",
     "config_digest",
@@ -99,13 +100,14 @@ def study_provenance(*, run_id: str, config_digest: str, code_digest: str) -> di
 
 
 def provenance(
-    *, run_id: str, config_digest: str, code_digest: str, cpus: list[int] | None, threads: int
+    *, run_id: str, model: str, config_digest: str, code_digest: str, cpus: list[int] | None, threads: int
 ) -> dict[str, object]:
-    """The provenance columns as one dict, ready to merge into a row."""
+    """The provenance columns as one dict, ready to merge into a row (`model`: the study's model)."""
     used = cpus if cpus is not None else sorted(os.sched_getaffinity(0))
     row = study_provenance(run_id=run_id, config_digest=config_digest, code_digest=code_digest)
     return {
         **row,
+        "model": model,
         "cpus_used": ",".join(str(c) for c in used),
         "threads": int(threads),
         "versions": json.dumps(row["versions"], sort_keys=True),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from edgebench.models.source import model_name
 from edgebench.provenance import digest_json, provenance
 
 
@@ -32,6 +33,7 @@ def arm_row(
         "wall_s": float("nan"),
         **provenance(
             run_id=config["run_id"],
+            model=model_name(config["model"]),
             config_digest=digest_json(config),
             code_digest=code_digest,
             cpus=cpus,

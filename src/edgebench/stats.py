@@ -113,6 +113,37 @@ def minimum_detectable_effect(sd_log: float, n: int, alpha: float = ALPHA, power
 
 
 @functools.lru_cache(maxsize=64)
+def mcnemar_pairs_needed(
+    difference: float, discordant: float, alpha: float = ALPHA, power: float = POWER
+) -> float:
+    """Pairs a two-sided McNemar test needs to detect a difference `difference` in paired success
+    rates when a fraction `discordant` of pairs disagree (Connor 1987's normal approximation)."""
+    z_a, z_b = scipy_stats.norm.ppf(1 - alpha / 2), scipy_stats.norm.ppf(power)
+    discordant = max(discordant, difference)  # a difference d needs at least d discordant pairs
+    spread = math.sqrt(max(discordant - difference**2, 0.0))
+    return (z_a * math.sqrt(discordant) + z_b * spread) ** 2 / difference**2
+
+
+def mcnemar_detectable_difference(
+    pairs: int, discordant: float, alpha: float = ALPHA, power: float = POWER
+) -> float:
+    """The smallest difference in paired rates that `pairs` pairs detect with the given power, at
+    the observed fraction of discordant pairs (bisection on mcnemar_pairs_needed)."""
+    if pairs < 1:
+        return math.nan
+    low, high = 1e-6, 1.0
+    if mcnemar_pairs_needed(high, discordant, alpha, power) > pairs:
+        return math.inf  # too few pairs to detect even a difference of 1
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (
+            (middle, high)
+            if mcnemar_pairs_needed(middle, discordant, alpha, power) > pairs
+            else (low, middle)
+        )
+    return high
+
+
 def pocock_bounds(looks: int, alpha: float = ALPHA, draws: int = 200_000) -> tuple[float, ...]:
     """One-sided z bound, the same at each of K equally spaced looks, whose overall crossing
     probability under the null is alpha. Found on seeded Brownian paths, so it is reproducible."""

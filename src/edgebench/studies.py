@@ -28,7 +28,3 @@ def session_arms(config: dict) -> list[str]:
     if cal:
         arms += [a for a in [cal["twin"], *cal["injected"]] if a not in arms]
     return arms
-
-
-def rep_path(study: str, arm: str, rep: int) -> str:
-    return f"results/raw/{study}/{arm}/rep{rep}.parquet"

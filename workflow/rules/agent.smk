@@ -1,9 +1,9 @@
 rule agent_baselines:
     """Scripted, do-nothing, round-trip, type-never-save and random policies: they check the checker."""
     output:
-        "results/raw/agent/baselines.parquet",
+        f"{RESULTS}/raw/agent/baselines.parquet",
     log:
-        "results/logs/agent/baselines.log",
+        f"{RESULTS}/logs/agent/baselines.log",
     conda:
         ENV_FILE
     params:
@@ -17,9 +17,11 @@ rule agent_arm:
     input:
         build=get_arm_build_json,
     output:
-        "results/raw/agent/{engine}/{label}/trials.parquet",
+        f"{RESULTS}/raw/agent/{{model}}/{{engine}}/{{label}}/trials.parquet",
     log:
-        "results/logs/agent/{engine}/{label}.log",
+        f"{RESULTS}/logs/agent/{{model}}/{{engine}}/{{label}}.log",
+    wildcard_constraints:
+        model=MODEL,
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -35,17 +37,22 @@ rule agent_tables:
         get_agent_inputs,
     output:
         trials=report(
-            "results/tables/agent_trials.parquet",
+            f"{RESULTS}/tables/agent_trials.parquet",
             caption="../report/agent_trials.rst",
             category="Tables",
         ),
         summary=report(
-            "results/tables/agent_summary.parquet",
+            f"{RESULTS}/tables/agent_summary.parquet",
             caption="../report/agent_summary.rst",
             category="Tables",
         ),
+        throughput=report(
+            f"{RESULTS}/tables/agent_throughput.parquet",
+            caption="../report/agent_throughput.rst",
+            category="Tables",
+        ),
     log:
-        "results/logs/tables/agent.log",
+        f"{RESULTS}/logs/tables/agent.log",
     conda:
         ENV_FILE
     params:

@@ -7,9 +7,9 @@ rule bench_rep:
         previous=get_previous_rep,
         earlier=get_earlier_reps,
     output:
-        "results/raw/{study}/{engine}/{label}/rep{rep}.parquet",
+        f"{RESULTS}/raw/{{study}}/{{engine}}/{{label}}/rep{{rep}}.parquet",
     log:
-        "results/logs/{study}/{engine}/{label}/rep{rep}.log",
+        f"{RESULTS}/logs/{{study}}/{{engine}}/{{label}}/rep{{rep}}.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -30,9 +30,9 @@ rule warm_session:
     input:
         builds=get_session_build_jsons,
     output:
-        "results/raw/warm/samples.parquet",
+        f"{RESULTS}/raw/warm/samples.parquet",
     log:
-        "results/logs/warm/session.log",
+        f"{RESULTS}/logs/warm/session.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -47,15 +47,15 @@ rule warm_session:
 
 rule warm_table:
     input:
-        "results/raw/warm/samples.parquet",
+        f"{RESULTS}/raw/warm/samples.parquet",
     output:
         report(
-            "results/tables/warm.parquet",
+            f"{RESULTS}/tables/warm.parquet",
             caption="../report/warm_table.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/warm.log",
+        f"{RESULTS}/logs/tables/warm.log",
     conda:
         ENV_FILE
     params:
@@ -72,13 +72,13 @@ rule study_table:
         get_study_reps,
     output:
         report(
-            "results/tables/{study}.parquet",
+            f"{RESULTS}/tables/{{study}}.parquet",
             caption="../report/bench_table.rst",
             category="Tables",
             labels={"table": "{study}"},
         ),
     log:
-        "results/logs/tables/{study}.log",
+        f"{RESULTS}/logs/tables/{{study}}.log",
     conda:
         ENV_FILE
     params:
@@ -92,21 +92,21 @@ rule study_table:
 
 rule compare_and_gates:
     input:
-        cold="results/tables/bench.parquet",
-        warm="results/tables/warm.parquet",
+        cold=f"{RESULTS}/tables/bench.parquet",
+        warm=f"{RESULTS}/tables/warm.parquet",
     output:
         compare=report(
-            "results/tables/compare.parquet",
+            f"{RESULTS}/tables/compare.parquet",
             caption="../report/compare_table.rst",
             category="Tables",
         ),
         gates=report(
-            "results/tables/gates.parquet",
+            f"{RESULTS}/tables/gates.parquet",
             caption="../report/gates_table.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/compare_and_gates.log",
+        f"{RESULTS}/logs/tables/compare_and_gates.log",
     conda:
         ENV_FILE
     params:
@@ -119,15 +119,15 @@ rule compare_and_gates:
 
 rule validity:
     input:
-        "results/tables/warm.parquet",
+        f"{RESULTS}/tables/warm.parquet",
     output:
         report(
-            "results/tables/validity.parquet",
+            f"{RESULTS}/tables/validity.parquet",
             caption="../report/validity_table.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/validity.log",
+        f"{RESULTS}/logs/tables/validity.log",
     conda:
         ENV_FILE
     params:
@@ -148,13 +148,13 @@ rule crosscheck:
         build=get_crosscheck_build_json,
     output:
         table=report(
-            "results/tables/crosscheck.parquet",
+            f"{RESULTS}/tables/crosscheck.parquet",
             caption="../report/crosscheck_table.rst",
             category="Tables",
         ),
-        rounds="results/tables/crosscheck_rounds.parquet",
+        rounds=f"{RESULTS}/tables/crosscheck_rounds.parquet",
     log:
-        "results/logs/tables/crosscheck.log",
+        f"{RESULTS}/logs/tables/crosscheck.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -177,13 +177,13 @@ rule pilot:
         build=get_pilot_build_json,
     output:
         table=report(
-            "results/tables/pilot.parquet",
+            f"{RESULTS}/tables/pilot.parquet",
             caption="../report/pilot_table.rst",
             category="Tables",
         ),
-        samples="results/raw/pilot/samples.parquet",
+        samples=f"{RESULTS}/raw/pilot/samples.parquet",
     log:
-        "results/logs/tables/pilot.log",
+        f"{RESULTS}/logs/tables/pilot.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES

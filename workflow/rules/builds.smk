@@ -3,12 +3,12 @@ rule builds_table:
         get_build_jsons,
     output:
         report(
-            "results/tables/builds.parquet",
+            f"{RESULTS}/tables/builds.parquet",
             caption="../report/builds_table.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/builds.log",
+        f"{RESULTS}/logs/tables/builds.log",
     conda:
         ENV_FILE
     params:
@@ -20,20 +20,20 @@ rule builds_table:
 
 rule pareto_chart:
     input:
-        builds="results/tables/builds.parquet",
-        bench="results/tables/warm.parquet",
-        fidelity="results/tables/fidelity.parquet",
+        builds=f"{RESULTS}/tables/builds.parquet",
+        bench=f"{RESULTS}/tables/warm.parquet",
+        fidelity=f"{RESULTS}/tables/fidelity.parquet",
     output:
         png=report(
-            "results/charts/pareto.png",
+            f"{RESULTS}/charts/pareto.png",
             caption="../report/pareto_chart.rst",
             category="Charts",
             labels={"chart": "pareto", "format": "png"},
         ),
-        svg="results/charts/pareto.svg",
-        html="results/charts/pareto.html",
+        svg=f"{RESULTS}/charts/pareto.svg",
+        html=f"{RESULTS}/charts/pareto.html",
     log:
-        "results/logs/charts/pareto.log",
+        f"{RESULTS}/logs/charts/pareto.log",
     conda:
         ENV_FILE
     params:

@@ -5,9 +5,10 @@ from snakemake.exceptions import WorkflowError
 from edgebench.config import ConfigError, study_config
 from edgebench.engines.registry import ENGINES
 from edgebench.items.roadmap import items_in_study, load_roadmap
+from edgebench.models.source import model_name
 from edgebench.retractions import load_retractions
 from edgebench.codeclosure import config_sections_read, script_code_digest
-from edgebench.studies import rep_path, session_arms, study_plan, study_slot
+from edgebench.studies import session_arms, study_plan, study_slot
 
 # Read and validate before any job runs: config/config.yaml, then the overlay files named with
 # `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line
@@ -35,6 +36,11 @@ ROADMAP = (
 ITEMS = items_in_study(ROADMAP, config) if ROADMAP else {}
 RETRACTIONS = load_retractions(config["retractions"], {item["id"] for item in ROADMAP})
 ENV_FILE = "../envs/edgebench.yaml"
+# The study's model: a column of every row, and part of the agent trials' path.
+MODEL = model_name(config["model"])
+# Every output of the study lies under this folder (`results` for the default study; a study on
+# another model names its own, so the two never overwrite each other).
+RESULTS = config["results_dir"].rstrip("/")
 
 
 wildcard_constraints:
@@ -69,7 +75,7 @@ def fidelity_arms():
 
 
 def build_json(build):
-    return f"results/models/{build}/build.json"
+    return f"{RESULTS}/models/{build}/build.json"
 
 
 def get_arm_build_json(wildcards):
@@ -130,21 +136,31 @@ def get_injected_effects(wildcards):
 
 
 def get_fidelity_rows(wildcards):
-    return [f"results/raw/fidelity/{arm}/summary.parquet" for arm in fidelity_arms()]
+    return [f"{RESULTS}/raw/fidelity/{arm}/summary.parquet" for arm in fidelity_arms()]
 
 
 def get_fidelity_positions(wildcards):
-    return [f"results/raw/fidelity/{arm}/positions.parquet" for arm in fidelity_arms()]
+    return [
+        f"{RESULTS}/raw/fidelity/{arm}/positions.parquet" for arm in fidelity_arms()
+    ]
 
 
 def get_build_spec(wildcards):
     return config["builds"][wildcards.build]
 
 
+def rep_path(study, arm, rep):
+    return f"{RESULTS}/raw/{study}/{arm}/rep{rep}.parquet"
+
+
+def agent_trials_path(arm):
+    return f"{RESULTS}/raw/agent/{MODEL}/{arm}/trials.parquet"
+
+
 def get_agent_inputs(wildcards):
     arms = config.get("agent", {}).get("arms", [])
-    return ["results/raw/agent/baselines.parquet"] + [
-        f"results/raw/agent/{arm}/trials.parquet" for arm in arms
+    return [f"{RESULTS}/raw/agent/baselines.parquet"] + [
+        agent_trials_path(arm) for arm in arms
     ]
 
 
@@ -169,14 +185,14 @@ def get_item_inputs(wildcards):
             )
         return [rep_path(table, arm, r) for arm in arms for r in range(rounds)]
     if table == "fidelity":
-        return [f"results/raw/fidelity/{arm}/summary.parquet" for arm in arms]
+        return [f"{RESULTS}/raw/fidelity/{arm}/summary.parquet" for arm in arms]
     if table == "agent_trials":
-        return [f"results/raw/agent/{arm}/trials.parquet" for arm in arms]
-    return [f"results/tables/{table}.parquet"]
+        return [agent_trials_path(arm) for arm in arms]
+    return [f"{RESULTS}/tables/{table}.parquet"]
 
 
 def get_verdict_tables(wildcards):
-    return [f"results/items/{item}/verdict.parquet" for item in ITEMS]
+    return [f"{RESULTS}/items/{item}/verdict.parquet" for item in ITEMS]
 
 
 def get_retraction_tables(wildcards):
@@ -184,7 +200,7 @@ def get_retraction_tables(wildcards):
     tables = ["bench", "fidelity"]
     if config.get("agent"):
         tables.append("agent_trials")
-    return [f"results/tables/{name}.parquet" for name in tables]
+    return [f"{RESULTS}/tables/{name}.parquet" for name in tables]
 
 
 def get_build_jsons(wildcards):
@@ -200,29 +216,29 @@ def memory_arms():
 
 
 def get_memory_ledgers(wildcards):
-    return [f"results/raw/memory/{arm}.parquet" for arm in memory_arms()]
+    return [f"{RESULTS}/raw/memory/{arm}.parquet" for arm in memory_arms()]
 
 
 def get_final_output():
     charts = [
-        f"results/charts/{name}.{ext}"
+        f"{RESULTS}/charts/{name}.{ext}"
         for name in ("warm", "fidelity", "gates")
         for ext in ("png", "svg", "html")
     ]
     tables = ["bench", "warm", "fidelity", "compare", "gates"]
     if config.get("calibration"):
         tables.append("validity")
-        charts += [f"results/charts/validity.{ext}" for ext in ("png", "svg", "html")]
+        charts += [f"{RESULTS}/charts/validity.{ext}" for ext in ("png", "svg", "html")]
     if config.get("crosscheck"):
         tables.append("crosscheck")
     if config.get("agent"):
-        tables += ["agent_trials", "agent_summary"]
+        tables += ["agent_trials", "agent_summary", "agent_throughput"]
         charts += [
-            f"results/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
+            f"{RESULTS}/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
         ]
     tables += ["builds", "fidelity_positions", "fidelity_ranking"]
     charts += [
-        f"results/charts/{name}.{ext}"
+        f"{RESULTS}/charts/{name}.{ext}"
         for name in ("pareto", "fidelity_positions", "fidelity_ranking")
         for ext in ("png", "svg", "html")
     ]
@@ -235,11 +251,11 @@ def get_final_output():
             "decode_attribution",
         ]
         charts += [
-            f"results/charts/{name}.{ext}"
+            f"{RESULTS}/charts/{name}.{ext}"
             for name in ("memory_ledger", "imports", "kernels")
             for ext in ("png", "svg", "html")
         ]
-    checks = ["results/checks/retracted_figures.txt"]
+    checks = [f"{RESULTS}/checks/retracted_figures.txt"]
     if ITEMS:
         tables.append("verdicts")
-    return [f"results/tables/{name}.parquet" for name in tables] + charts + checks
+    return [f"{RESULTS}/tables/{name}.parquet" for name in tables] + charts + checks

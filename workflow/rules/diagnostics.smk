@@ -3,9 +3,9 @@ rule memory_ledger:
     input:
         build=get_arm_build_json,
     output:
-        "results/raw/memory/{engine}/{label}.parquet",
+        f"{RESULTS}/raw/memory/{{engine}}/{{label}}.parquet",
     log:
-        "results/logs/memory/{engine}/{label}.log",
+        f"{RESULTS}/logs/memory/{{engine}}/{{label}}.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -21,12 +21,12 @@ rule memory_ledger_table:
         get_memory_ledgers,
     output:
         report(
-            "results/tables/memory_ledger.parquet",
+            f"{RESULTS}/tables/memory_ledger.parquet",
             caption="../report/memory_ledger.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/memory_ledger.log",
+        f"{RESULTS}/logs/tables/memory_ledger.log",
     conda:
         ENV_FILE
     params:
@@ -40,12 +40,12 @@ rule imports:
     """`python -X importtime` per entry point a rep pays, each in a fresh interpreter."""
     output:
         report(
-            "results/tables/imports.parquet",
+            f"{RESULTS}/tables/imports.parquet",
             caption="../report/imports.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/imports.log",
+        f"{RESULTS}/logs/tables/imports.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -61,12 +61,12 @@ rule imports:
 
 rule import_summary:
     input:
-        imports="results/tables/imports.parquet",
-        bench="results/tables/bench.parquet",
+        imports=f"{RESULTS}/tables/imports.parquet",
+        bench=f"{RESULTS}/tables/bench.parquet",
     output:
-        "results/tables/import_summary.parquet",
+        f"{RESULTS}/tables/import_summary.parquet",
     log:
-        "results/logs/tables/import_summary.log",
+        f"{RESULTS}/logs/tables/import_summary.log",
     conda:
         ENV_FILE
     params:
@@ -82,12 +82,12 @@ rule kernels:
         build_json("reference"),
     output:
         report(
-            "results/tables/kernels.parquet",
+            f"{RESULTS}/tables/kernels.parquet",
             caption="../report/kernels.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/kernels.log",
+        f"{RESULTS}/logs/tables/kernels.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -104,13 +104,13 @@ rule kernels:
 rule decode_attribution:
     """One decode step's GEMM time (sum over layers, batch 1) against the arm's measured step."""
     input:
-        kernels="results/tables/kernels.parquet",
-        bench="results/tables/warm.parquet",
+        kernels=f"{RESULTS}/tables/kernels.parquet",
+        bench=f"{RESULTS}/tables/warm.parquet",
         model=build_json("reference"),
     output:
-        "results/tables/decode_attribution.parquet",
+        f"{RESULTS}/tables/decode_attribution.parquet",
     log:
-        "results/logs/tables/decode_attribution.log",
+        f"{RESULTS}/logs/tables/decode_attribution.log",
     conda:
         ENV_FILE
     params:

@@ -2,9 +2,9 @@ rule fidelity_windows:
     input:
         build_json("reference"),
     output:
-        "results/fidelity/windows.json",
+        f"{RESULTS}/fidelity/windows.json",
     log:
-        "results/logs/fidelity/windows.log",
+        f"{RESULTS}/logs/fidelity/windows.log",
     conda:
         ENV_FILE
     params:
@@ -20,12 +20,12 @@ rule fidelity_reference:
     and greedy continuations of the legacy prompts."""
     input:
         model=build_json("reference"),
-        windows="results/fidelity/windows.json",
+        windows=f"{RESULTS}/fidelity/windows.json",
     output:
-        logprobs="results/fidelity/reference_logprobs.npy",
-        greedy="results/fidelity/reference_greedy.json",
+        logprobs=f"{RESULTS}/fidelity/reference_logprobs.npy",
+        greedy=f"{RESULTS}/fidelity/reference_greedy.json",
     log:
-        "results/logs/fidelity/reference.log",
+        f"{RESULTS}/logs/fidelity/reference.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -39,14 +39,14 @@ rule fidelity_reference:
 rule fidelity_arm:
     input:
         build=get_arm_build_json,
-        windows="results/fidelity/windows.json",
-        reference="results/fidelity/reference_logprobs.npy",
-        greedy="results/fidelity/reference_greedy.json",
+        windows=f"{RESULTS}/fidelity/windows.json",
+        reference=f"{RESULTS}/fidelity/reference_logprobs.npy",
+        greedy=f"{RESULTS}/fidelity/reference_greedy.json",
     output:
-        summary="results/raw/fidelity/{engine}/{label}/summary.parquet",
-        positions="results/raw/fidelity/{engine}/{label}/positions.parquet",
+        summary=f"{RESULTS}/raw/fidelity/{{engine}}/{{label}}/summary.parquet",
+        positions=f"{RESULTS}/raw/fidelity/{{engine}}/{{label}}/positions.parquet",
     log:
-        "results/logs/fidelity/{engine}/{label}.log",
+        f"{RESULTS}/logs/fidelity/{{engine}}/{{label}}.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -62,12 +62,12 @@ rule fidelity_table:
         get_fidelity_rows,
     output:
         report(
-            "results/tables/fidelity.parquet",
+            f"{RESULTS}/tables/fidelity.parquet",
             caption="../report/fidelity_table.rst",
             category="Tables",
         ),
     log:
-        "results/logs/tables/fidelity.log",
+        f"{RESULTS}/logs/tables/fidelity.log",
     conda:
         ENV_FILE
     params:
@@ -83,9 +83,9 @@ rule fidelity_positions_table:
     input:
         get_fidelity_positions,
     output:
-        "results/tables/fidelity_positions.parquet",
+        f"{RESULTS}/tables/fidelity_positions.parquet",
     log:
-        "results/logs/tables/fidelity_positions.log",
+        f"{RESULTS}/logs/tables/fidelity_positions.log",
     conda:
         ENV_FILE
     params:
@@ -98,24 +98,24 @@ rule fidelity_positions_table:
 rule fidelity_ranking:
     """Does KL/top-1 rank builds where the legacy greedy check ties?"""
     input:
-        fidelity="results/tables/fidelity.parquet",
-        builds="results/tables/builds.parquet",
+        fidelity=f"{RESULTS}/tables/fidelity.parquet",
+        builds=f"{RESULTS}/tables/builds.parquet",
     output:
         table=report(
-            "results/tables/fidelity_ranking.parquet",
+            f"{RESULTS}/tables/fidelity_ranking.parquet",
             caption="../report/fidelity_ranking.rst",
             category="Tables",
         ),
         png=report(
-            "results/charts/fidelity_ranking.png",
+            f"{RESULTS}/charts/fidelity_ranking.png",
             caption="../report/fidelity_ranking.rst",
             category="Charts",
             labels={"chart": "fidelity_ranking", "format": "png"},
         ),
-        svg="results/charts/fidelity_ranking.svg",
-        html="results/charts/fidelity_ranking.html",
+        svg=f"{RESULTS}/charts/fidelity_ranking.svg",
+        html=f"{RESULTS}/charts/fidelity_ranking.html",
     log:
-        "results/logs/tables/fidelity_ranking.log",
+        f"{RESULTS}/logs/tables/fidelity_ranking.log",
     conda:
         ENV_FILE
     params:

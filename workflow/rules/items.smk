@@ -3,18 +3,18 @@ rule item_verdict:
     input:
         get_item_inputs,
     output:
-        md="results/items/{item}/verdict.md",
-        table="results/items/{item}/verdict.parquet",
+        md=f"{RESULTS}/items/{{item}}/verdict.md",
+        table=f"{RESULTS}/items/{{item}}/verdict.parquet",
         png=report(
-            "results/items/{item}/evidence.png",
+            f"{RESULTS}/items/{{item}}/evidence.png",
             caption="../report/item_evidence.rst",
             category="Roadmap items",
             labels={"item": "{item}"},
         ),
-        svg="results/items/{item}/evidence.svg",
-        html="results/items/{item}/evidence.html",
+        svg=f"{RESULTS}/items/{{item}}/evidence.svg",
+        html=f"{RESULTS}/items/{{item}}/evidence.html",
     log:
-        "results/logs/items/{item}.log",
+        f"{RESULTS}/logs/items/{{item}}.log",
     conda:
         ENV_FILE
     params:
@@ -31,17 +31,17 @@ rule verdicts_table:
         get_verdict_tables,
     output:
         report(
-            "results/tables/verdicts.parquet",
+            f"{RESULTS}/tables/verdicts.parquet",
             caption="../report/verdicts.rst",
             category="Roadmap items",
         ),
         index=report(
-            "results/items/index.md",
+            f"{RESULTS}/items/index.md",
             caption="../report/verdicts.rst",
             category="Roadmap items",
         ),
     log:
-        "results/logs/tables/verdicts.log",
+        f"{RESULTS}/logs/tables/verdicts.log",
     conda:
         ENV_FILE
     params:
@@ -55,7 +55,7 @@ rule verdicts_table:
 rule items:
     """Every roadmap item's verdict: snakemake --cores 2 items"""
     input:
-        "results/tables/verdicts.parquet",
+        f"{RESULTS}/tables/verdicts.parquet",
 
 
 rule retraction_check:
@@ -63,9 +63,9 @@ rule retraction_check:
     input:
         tables=get_retraction_tables,
     output:
-        "results/checks/retracted_figures.txt",
+        f"{RESULTS}/checks/retracted_figures.txt",
     log:
-        "results/logs/checks/retracted_figures.log",
+        f"{RESULTS}/logs/checks/retracted_figures.log",
     conda:
         ENV_FILE
     params:

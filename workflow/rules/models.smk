@@ -1,8 +1,8 @@
 rule reference_model:
     output:
-        "results/models/reference/build.json",
+        f"{RESULTS}/models/reference/build.json",
     log:
-        "results/logs/models/reference.log",
+        f"{RESULTS}/logs/models/reference.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -18,9 +18,9 @@ rule quant_build:
     input:
         build_json("reference"),
     output:
-        "results/models/{build}/build.json",
+        f"{RESULTS}/models/{{build}}/build.json",
     log:
-        "results/logs/models/{build}.log",
+        f"{RESULTS}/logs/models/{{build}}.log",
     wildcard_constraints:
         build="(?!reference$)[a-z0-9][a-z0-9_.-]*",
     conda:

@@ -1,22 +1,22 @@
 rule chart:
     input:
-        "results/tables/{name}.parquet",
+        f"{RESULTS}/tables/{{name}}.parquet",
     output:
         png=report(
-            "results/charts/{name}.png",
+            f"{RESULTS}/charts/{{name}}.png",
             caption="../report/chart.rst",
             category="Charts",
             labels={"chart": "{name}", "format": "png"},
         ),
-        svg="results/charts/{name}.svg",
+        svg=f"{RESULTS}/charts/{{name}}.svg",
         html=report(
-            "results/charts/{name}.html",
+            f"{RESULTS}/charts/{{name}}.html",
             caption="../report/chart.rst",
             category="Charts",
             labels={"chart": "{name}", "format": "html"},
         ),
     log:
-        "results/logs/charts/{name}.log",
+        f"{RESULTS}/logs/charts/{{name}}.log",
     wildcard_constraints:
         name="warm|validity|fidelity|gates|agent_summary|fidelity_positions|memory_ledger|imports|kernels",
     conda:

@@ -17,11 +17,16 @@ def trial_seed(task_seed: int, trial: int) -> int:
     return int(hashlib.sha256(f"{task_seed}:{trial}".encode()).hexdigest()[:8], 16)
 
 
-def run_llm_trials(engine, tasks: list[Task], trials: int, sampling: dict, progress=print) -> list[dict]:
-    """Episodes for every (task, trial); sampling uses a recorded per-trial seed, so repeats differ
-    and every one can be replayed."""
+def run_llm_trials(
+    engine, tasks: list[Task], trials: int, sampling: dict, progress=print, only_trial: int | None = None
+) -> list[dict]:
+    """Episodes for every (task, trial) (or only trial `only_trial`), all in one lockstep batch;
+    sampling uses a recorded per-trial seed, so repeats differ and every one can be replayed."""
     episodes = [
-        Episode(task, trial, step_budget(task), _device(task)) for task in tasks for trial in range(trials)
+        Episode(task, trial, step_budget(task), _device(task))
+        for task in tasks
+        for trial in range(trials)
+        if only_trial is None or trial == only_trial
     ]
     seeds = {id(e): trial_seed(e.task.seed, e.trial) for e in episodes}
     step = {"n": 0}
@@ -45,25 +50,49 @@ def run_llm_trials(engine, tasks: list[Task], trials: int, sampling: dict, progr
     return rows
 
 
-def batching_speedup(engine, tasks: list[Task], sampling: dict, episodes: int = 4) -> dict:
-    """Trials per minute in one lockstep batch vs one episode at a time, same arm, same tasks."""
+def sequential_sample(tasks: list[Task], trials: int, episodes: int) -> list[tuple[Task, int]]:
+    """`episodes` (task, trial) pairs spread evenly over the arm's episodes, so the sequential
+    sample has the same mix of task families as the batch it is compared with."""
+    everything = [(task, trial) for task in tasks for trial in range(trials)]
+    stride = max(1, len(everything) // max(episodes, 1))
+    return everything[::stride][:episodes]
+
+
+def batching_speedup(
+    engine,
+    tasks: list[Task],
+    trials: int,
+    sampling: dict,
+    batched_rows: list[dict],
+    batched_s: float,
+    episodes: int,
+) -> dict:
+    """Trials per minute of the arm's whole lockstep batch (already run, `batched_rows` in
+    `batched_s`) against a sample of the same episodes run one at a time, same engine and seeds.
+    Steps per minute are given too: episodes differ in length, steps are the unit of work."""
     import time
 
-    chosen = tasks[:episodes]
+    sample = sequential_sample(tasks, trials, episodes)
+    steps = 0
     start = time.perf_counter()
-    run_llm_trials(engine, chosen, 1, sampling, progress=_quiet)
-    batched_s = time.perf_counter() - start
-    start = time.perf_counter()
-    for task in chosen:
-        run_llm_trials(engine, [task], 1, sampling, progress=_quiet)
+    for task, trial in sample:
+        steps += run_llm_trials(engine, [task], trial + 1, sampling, progress=_quiet, only_trial=trial)[0][
+            "steps"
+        ]
     single_s = time.perf_counter() - start
+    batched_steps = sum(row["steps"] for row in batched_rows)
+    batched_rate = 60 * len(batched_rows) / batched_s
+    single_rate = 60 * len(sample) / single_s
     return {
-        "episodes": len(chosen),
+        "batched_episodes": len(batched_rows),
         "batched_s": batched_s,
-        "one_at_a_time_s": single_s,
-        "batched_trials_per_min": 60 * len(chosen) / batched_s,
-        "single_trials_per_min": 60 * len(chosen) / single_s,
-        "speedup": single_s / batched_s,
+        "batched_trials_per_min": batched_rate,
+        "batched_steps_per_min": 60 * batched_steps / batched_s,
+        "sequential_episodes": len(sample),
+        "sequential_s": single_s,
+        "sequential_trials_per_min": single_rate,
+        "sequential_steps_per_min": 60 * steps / single_s,
+        "speedup": batched_rate / single_rate,
     }
 
 

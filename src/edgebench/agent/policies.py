@@ -141,13 +141,17 @@ ACTION_FORMS = (
 
 
 def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: int = 3) -> str:
-    """A compact prompt a 135M model can follow: goal, last actions, one line per element, forms."""
+    """A compact prompt: the fixed instructions first (every step of every episode shares them, so
+    the engine's prefix cache holds them once), then the goal, the last actions, one line per
+    element. The phrase "when the goal is reached" matters: a model that stops early fails."""
     recent = "\n".join(json.dumps(a) for a in history[-last:]) or "none"
     return (
-        f"You operate an Android phone. Goal: {goal}\n"
+        "You operate an Android phone, one action per reply. Reply with exactly one JSON action, "
+        f"one of:\n{ACTION_FORMS}\n"
+        "Send status complete only when the goal is reached on the phone, infeasible when it cannot be.\n"
+        f"Goal: {goal}\n"
         f"Last actions:\n{recent}\n"
         f"Screen:\n{format_elements(elements)}\n"
-        f"Reply with exactly one JSON action, one of:\n{ACTION_FORMS}\n"
     )
 
 

@@ -22,9 +22,26 @@ def _scope(frame: pd.DataFrame, scope: str) -> pd.DataFrame:
     return frame[frame["already_satisfied"] == (scope == "already_satisfied")]
 
 
+# Completion: the end state is right (`success`); navigation: the agent reached the screen where the
+# task is done (`reached`), whether or not it then finished it.
+OUTCOMES = ("success", "reached")
+
+
+def _rate_columns(part: pd.DataFrame, outcome: str) -> dict:
+    n, hits = len(part), int(part[outcome].astype(bool).sum())
+    low, high = wilson_interval(hits, n)
+    return {
+        f"{outcome}_count": hits,
+        f"{outcome}_rate": hits / n if n else float("nan"),
+        f"{outcome}_ci_low": low,
+        f"{outcome}_ci_high": high,
+    }
+
+
 def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
-    """One row per (arm, scope): success with its Wilson 95% interval and, against the reference
-    arm on the same seeds (task_id, trial), McNemar's exact test."""
+    """One row per (arm, scope): completion (success) and navigation (reached) rates with Wilson 95%
+    intervals and, against the reference arm on the same seeds (task_id, trial), McNemar's exact test
+    on each."""
     rows = []
     ok = trials[trials["status"] == "ok"]
     for arm, frame in ok.groupby("arm", sort=True):
@@ -32,32 +49,47 @@ def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
             part = _scope(frame, scope)
             if part.empty:  # a baseline meant for other templates has no trials here: no row
                 continue
-            n, wins = len(part), int(part["success"].sum())
-            low, high = wilson_interval(wins, n)
             row = {
                 "arm": arm,
                 "policy": "llm" if not arm.startswith("baseline/") else arm.split("/", 1)[1],
                 "scope": scope,
-                "trials": n,
-                "successes": wins,
-                "success_rate": wins / n if n else float("nan"),
-                "ci_low": low,
-                "ci_high": high,
-                "reached_rate": float(part["reached"].mean()) if n else float("nan"),
+                "trials": len(part),
+                **_rate_columns(part, "success"),
+                **_rate_columns(part, "reached"),
                 "invalid_per_step": float(part["invalid_actions"].sum() / max(part["steps"].sum(), 1)),
                 "mcnemar_vs": "",
-                "only_arm": 0,
-                "only_reference": 0,
-                "p_value": float("nan"),
             }
+            for outcome in OUTCOMES:
+                row.update({f"{outcome}_only_arm": 0, f"{outcome}_only_reference": 0})
+                row[f"{outcome}_p_value"] = float("nan")
             if reference_arm and arm != reference_arm and not arm.startswith("baseline/"):
                 ref = _scope(ok[ok["arm"] == reference_arm], scope)
-                pairs = paired_outcomes(part, ref, ["task_id", "trial"])
-                row.update(
-                    mcnemar_vs=reference_arm,
-                    only_arm=pairs.only_arm,
-                    only_reference=pairs.only_reference,
-                    p_value=pairs.p_value,
-                )
+                row["mcnemar_vs"] = reference_arm
+                for outcome in OUTCOMES:
+                    pairs = paired_outcomes(part, ref, ["task_id", "trial"], outcome)
+                    row.update(
+                        {
+                            f"{outcome}_only_arm": pairs.only_arm,
+                            f"{outcome}_only_reference": pairs.only_reference,
+                            f"{outcome}_p_value": pairs.p_value,
+                        }
+                    )
             rows.append(row)
+    return rows
+
+
+def throughput_rows(trials: pd.DataFrame) -> list[dict]:
+    """Per LLM arm: the whole lockstep batch against a sample of its episodes run one at a time."""
+    rows = []
+    columns = [c for c in trials.columns if c.startswith("throughput_")]
+    llm = trials[(trials["status"] == "ok") & ~trials["arm"].str.startswith("baseline/")]
+    for arm, frame in llm.groupby("arm", sort=True):
+        first = frame.iloc[0]
+        rows.append(
+            {
+                "arm": arm,
+                "model": first["model"],
+                **{c.removeprefix("throughput_"): first[c] for c in columns},
+            }
+        )
     return rows

@@ -6,6 +6,7 @@ import os
 
 import pandas as pd
 
+from edgebench.models.source import model_name
 from edgebench.provenance import digest_json, provenance
 
 
@@ -13,6 +14,7 @@ def stamp(frame: pd.DataFrame, config: dict, code_digest: str, threads: int | No
     """Every row gets the study's provenance columns; columns the rows already have are kept."""
     columns = provenance(
         run_id=config["run_id"],
+        model=model_name(config["model"]),
         config_digest=digest_json(config),
         code_digest=code_digest,
         cpus=None,

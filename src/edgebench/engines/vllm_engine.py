@@ -18,6 +18,9 @@ def vllm_env(arm: dict) -> dict[str, str]:
         env["VLLM_CPU_INT4_W4A8"] = "1" if arm["int4_w4a8"] else "0"
     if arm.get("single_process"):  # EngineCore inside the front end (the worker too, see load)
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    # Read by edgebench's vLLM plugin in every vLLM process; always set, so an engine started after
+    # another arm's in the same process never inherits that arm's value.
+    env["EDGEBENCH_EMBEDDING_COPIES"] = str(arm.get("embedding_copies", 3))
     if arm.get("inject_slowdown", 0) > 0:
         env["EDGEBENCH_INJECT_SLOWDOWN"] = str(arm["inject_slowdown"])
         env["EDGEBENCH_INJECT_KIND"] = str(arm.get("inject_kind", "sleep"))
@@ -58,7 +61,11 @@ class VllmEngine:
         max_model_len: int,
         max_logprobs: int = 20,
         worker_extension_cls: str = "",
+        max_num_seqs: int = 4,
+        prefix_caching: bool = False,
     ) -> None:
+        """Timing runs keep the defaults: a few sequences and no prefix cache, so a repeated prompt
+        costs its full prefill. Agent trials batch every episode and share the system prompt."""
         from edgebench.procfs import cpu_flags
 
         check_supported(arm, cpu_flags())
@@ -79,8 +86,8 @@ class VllmEngine:
             enforce_eager=bool(arm.get("enforce_eager", True)),
             trust_remote_code=False,
             load_format="safetensors",  # weights only from safetensors, never pickles
-            enable_prefix_caching=False,
-            max_num_seqs=4,
+            enable_prefix_caching=prefix_caching,
+            max_num_seqs=max_num_seqs,
             max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
             distributed_executor_backend="uni" if arm.get("single_process") else None,

@@ -8,7 +8,13 @@ from __future__ import annotations
 import pandas as pd
 
 from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_pairs
-from edgebench.stats import gate_outcome, paired_outcomes, sequential_paired, wilson_interval
+from edgebench.stats import (
+    gate_outcome,
+    mcnemar_detectable_difference,
+    paired_outcomes,
+    sequential_paired,
+    wilson_interval,
+)
 
 DEFAULT_TOLERANCE = 0.025
 
@@ -119,24 +125,32 @@ def metric_threshold(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame
 
 
 def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
-    """Paired agent trials (same task and seed): does the candidate differ from the reference arm?"""
+    """Paired agent trials (same task and seed): does the candidate differ from the reference arm?
+    The outcome is completion (`success`, the default) or navigation (`reached`)."""
     reference, candidate = item["starts_from"]["arms"][:2]
     alpha = item["verify"].get("alpha", 0.05)
+    outcome = item["verify"].get("outcome", "success")
     ok = _usable(frame)
     ok = ok[ok["status"] == "ok"]
-    pairs = paired_outcomes(ok[ok["arm"] == candidate], ok[ok["arm"] == reference], ["task_id", "trial"])
+    pairs = paired_outcomes(
+        ok[ok["arm"] == candidate], ok[ok["arm"] == reference], ["task_id", "trial"], outcome
+    )
     only_cand, only_ref, p = pairs.only_arm, pairs.only_reference, pairs.p_value
+    discordant = (only_cand + only_ref) / pairs.pairs if pairs.pairs else 0.0
+    detectable = mcnemar_detectable_difference(pairs.pairs, discordant, alpha)
     evidence = pd.DataFrame(
         [
             {
                 "reference": reference,
                 "candidate": candidate,
+                "outcome": outcome,
                 "pairs": pairs.pairs,
                 "reference_rate": pairs.reference_rate,
                 "candidate_rate": pairs.rate,
                 "only_candidate": only_cand,
                 "only_reference": only_ref,
                 "p_value": p,
+                "detectable_difference": detectable,
             }
         ]
     )
@@ -147,6 +161,8 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     expected = item["expect"]["direction"]
     if not differs and expected != "same":
         return "inconclusive", evidence
+    if not differs and detectable > item["verify"].get("detectable_max", 1.0):
+        return "inconclusive", evidence  # no difference seen, but one this size could have hidden
     return ("confirmed" if observed == expected else "refuted"), evidence
 
 

@@ -17,12 +17,10 @@ def build_quantized(reference_dir: Path, out_dir: Path, name: str, spec: dict, m
         return build_rtn(reference_dir, out_dir, name, spec)
     if method == "gguf":
         from edgebench.models.gguf_build import build_gguf
-        from edgebench.models.ggufmeta import packaged_gguf
+        from edgebench.models.source import model_gguf
 
-        source = (
-            packaged_gguf(model_cfg["package"], model_cfg["file"])
-            if model_cfg["kind"] == "gguf_package"
-            else None
-        )
-        return build_gguf(reference_dir, out_dir, name, spec, source)
+        if model_cfg["kind"] == "tiny_random":
+            return build_gguf(reference_dir, out_dir, name, spec, None)
+        with model_gguf(model_cfg, out_dir.parent / f".{out_dir.name}.source") as source:
+            return build_gguf(reference_dir, out_dir, name, spec, source)
     raise ValueError(f"unknown build method {method!r}")

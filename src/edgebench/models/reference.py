@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
-from edgebench.models.ggufmeta import packaged_gguf
+from edgebench.models.source import model_gguf
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -82,7 +82,7 @@ def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
         "dequantized-gguf",
         model,
         clock["seconds"],
-        f"{gguf_path.name} (dequantized Q4_1 GGUF)",
+        f"{gguf_path.name} (dequantized GGUF)",
         file_digest(gguf_path),
     )
 
@@ -157,8 +157,9 @@ def tiny_random_reference(model_cfg: dict, out_dir: Path) -> dict:
 
 def build_reference(model_cfg: dict, out_dir: Path) -> dict:
     with fresh_build_dir(out_dir) as tmp:
-        if model_cfg["kind"] == "gguf_package":
-            return reference_from_gguf(packaged_gguf(model_cfg["package"], model_cfg["file"]), tmp)
+        if model_cfg["kind"] in ("gguf_package", "gguf_parts"):
+            with model_gguf(model_cfg, out_dir.parent / f".{out_dir.name}.source") as gguf_path:
+                return reference_from_gguf(gguf_path, tmp)
         if model_cfg["kind"] == "tiny_random":
             return tiny_random_reference(model_cfg, tmp)
         raise ValueError(f"unknown model kind {model_cfg['kind']!r}")

