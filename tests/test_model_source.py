@@ -61,5 +61,7 @@ def test_group_sizes_are_checked_against_the_first_chunks_header(chunked, monkey
     assert header_file(spec).name == "part01.bin"
     config = {**GOOD, "model": spec}
     validate_config(config)  # group 64 tiles hidden 576 and intermediate 1536
-    with pytest.raises(ConfigError, match="40 does not divide the model's hidden_size 576, intermediate_size 1536"):
+    with pytest.raises(
+        ConfigError, match="40 does not divide the model's hidden_size 576, intermediate_size 1536"
+    ):
         validate_config(set_at(config, ("builds", "gptq-w4g64", "group_size"), 40))

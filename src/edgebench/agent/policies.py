@@ -140,18 +140,62 @@ ACTION_FORMS = (
 )
 
 
+# The app names a model knows, for the packages the suite's screens come from (a real phone's other
+# apps show their package name).
+APP_NAMES = {
+    "com.android.launcher3": "Home screen",
+    "com.google.android.apps.nexuslauncher": "Home screen",
+    "com.android.settings": "Settings",
+    "com.google.android.deskclock": "Clock",
+    "com.google.android.contacts": "Contacts",
+}
+
+
+# One worked episode on a task the suite does not have, so a model sees how an index is chosen and
+# when to stop; it is part of the fixed prefix every prompt shares.
+WORKED_EXAMPLE = (
+    "Example. Goal: Turn dark theme on.\n"
+    'App on screen: Home screen. Screen: [0] TextView "Settings" clickable [1] TextView "Clock" clickable\n'
+    'Reply: {"action": "click", "index": 0}\n'
+    'App on screen: Settings. Screen: [4] LinearLayout "Network & internet" clickable '
+    '[10] LinearLayout "Display" clickable [12] TextView "Dark theme, font size, brightness"\n'
+    'Reply: {"action": "click", "index": 10}\n'
+    'App on screen: Settings. Screen: [3] TextView "Dark theme" '
+    '[4] Switch "Dark theme" checked=false clickable\n'
+    'Reply: {"action": "click", "index": 4}\n'
+    'App on screen: Settings. Screen: [3] TextView "Dark theme" '
+    '[4] Switch "Dark theme" checked=true clickable\n'
+    'Reply: {"action": "status", "goal_status": "complete"}\n'
+    "End of example.\n"
+)
+
+
+def prompt_elements(elements: list[Element]) -> list[Element]:
+    """The elements a model is shown: everything it can act on, and every other text except the
+    ones that repeat an actionable element's label (a row's title under the clickable row). Indices
+    stay the device's own, so an action on a shown index acts on that element."""
+    actionable = [e for e in elements if e.clickable or e.checkable or e.editable]
+    labels = {e.label for e in actionable}
+    return [e for e in elements if e in actionable or e.label not in labels]
+
+
 def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: int = 3) -> str:
     """A compact prompt: the fixed instructions first (every step of every episode shares them, so
-    the engine's prefix cache holds them once), then the goal, the last actions, one line per
-    element. The phrase "when the goal is reached" matters: a model that stops early fails."""
+    the engine's prefix cache holds them once), then the goal, the app on screen, the last actions
+    and one line per element. A model that stops early or never stops fails, so the instructions
+    say when to send a status."""
     recent = "\n".join(json.dumps(a) for a in history[-last:]) or "none"
+    package = elements[0].package if elements else ""
     return (
         "You operate an Android phone, one action per reply. Reply with exactly one JSON action, "
         f"one of:\n{ACTION_FORMS}\n"
-        "Send status complete only when the goal is reached on the phone, infeasible when it cannot be.\n"
+        "When the screen shows the goal is done, reply with status complete; if the goal cannot be "
+        "done, reply with status infeasible.\n"
+        f"{WORKED_EXAMPLE}"
         f"Goal: {goal}\n"
+        f"App on screen: {APP_NAMES.get(package, package or 'unknown')}\n"
         f"Last actions:\n{recent}\n"
-        f"Screen:\n{format_elements(elements)}\n"
+        f"Screen:\n{format_elements(prompt_elements(elements))}\n"
     )
 
 

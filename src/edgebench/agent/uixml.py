@@ -48,6 +48,7 @@ class Element:
     bounds: tuple[int, int, int, int]
     desc: str = ""
     title: str = ""  # from its own subtree, or its row's when it has no words of its own
+    package: str = ""  # the app the element belongs to (uiautomator's `package` attribute)
 
     @property
     def centre(self) -> tuple[int, int]:
@@ -123,6 +124,7 @@ def parse_hierarchy(xml: str) -> list[Element]:
                         desc=normalize(node.get("content-desc", "")),
                         # only a switch or check box borrows its row's title; a container never does
                         title=own_title or (row_title if node.get("checkable") == "true" else ""),
+                        package=node.get("package", ""),
                     )
                 )
         for child in node:
