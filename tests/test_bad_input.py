@@ -101,7 +101,7 @@ def test_a_retraction_of_nothing_is_refused_by_name(tmp_path_factory, target):
 
 @FAST
 @given(
-    st.sampled_from(range(len(ROADMAP["items"]))),
+    st.sampled_from([i for i, item in enumerate(ROADMAP["items"]) if "verify" in item]),
     st.sampled_from(
         [
             (("starts_from", "table"), "benchh"),

@@ -22,7 +22,7 @@ def bench_rows(arm, values, metric="decode_tok_s"):
 def test_shipped_roadmap_validates_against_the_default_arms_and_has_eight_items(default_config):
     items = load_roadmap(ROOT / "config" / "roadmap.yaml", default_config["arms"])
     assert len(items) >= 8
-    assert {i["verify"]["method"] for i in items} >= {
+    assert {i["verify"]["method"] for i in items if "verify" in i} >= {
         "paired_ratio",
         "gateable",
         "fidelity_threshold",
@@ -258,3 +258,104 @@ def test_agent_summary_gives_navigation_and_completion_with_intervals_and_mcnema
     assert (cand["success_only_arm"], cand["success_only_reference"]) == (0, 4)
     assert (cand["reached_only_arm"], cand["reached_only_reference"]) == (2, 0)
     assert rows["ref"]["mcnemar_vs"] == "" and cand["mcnemar_vs"] == "ref"
+
+
+def test_every_seed_item_is_on_the_roadmap_with_a_verdict_path(default_config):
+    items = load_roadmap(ROOT / "config" / "roadmap.yaml", default_config["arms"])
+    ids = {item["id"] for item in items}
+    seed = {f"H{n}" for n in range(1, 9)} | {f"I{n}" for n in range(0, 11)}
+    prefixed = {i for i in ids for s in seed if i == s or i.startswith(f"{s}-")}
+    assert {s for s in seed if any(i == s or i.startswith(f"{s}-") for i in prefixed)} == seed
+    assert any(i.startswith("embedding-copy") for i in ids) and any(i.startswith("rejected-") for i in ids)
+    for item in items:
+        assert "verify" in item or (item["reproducible"] is False and len(item["reason"]) >= 20), item["id"]
+
+
+def test_a_non_reproducible_item_needs_a_reason_and_no_method():
+    base = {"id": "X", "title": "t", "claim": "c", "reproducible": False}
+    with pytest.raises(ConfigError, match="reason"):
+        validate_roadmap({"items": [base]})
+    validate_roadmap({"items": [{**base, "reason": "this CPU lacks AMX (checked in /proc/cpuinfo)"}]})
+    with pytest.raises(ConfigError):
+        validate_roadmap({"items": [{**base, "reason": "x" * 30, "verify": {"method": "measured"}}]})
+
+
+def test_items_of_another_study_and_unreproducible_items_still_get_rows():
+    from edgebench.items.roadmap import items_elsewhere, items_in_study
+    from edgebench.items.verdict import elsewhere_row, not_reproducible
+
+    agent = {"id": "A", "title": "t", "claim": "c", "study": "config/agent.yaml"}
+    agent |= {
+        "starts_from": {"table": "agent_trials", "arms": ["a"]},
+        "expect": {},
+        "verify": {"method": "mcnemar"},
+    }
+    gone = {
+        "id": "G",
+        "title": "t",
+        "claim": "c",
+        "reproducible": False,
+        "reason": "no AMX on this CPU, checked",
+    }
+    assert set(items_in_study([agent, gone], {"run_id", "bench"})) == {"G"}
+    assert [i["id"] for i in items_elsewhere([agent, gone], {"run_id"})] == ["A"]
+    assert set(items_in_study([agent, gone], {"run_id", "agent"})) == {"A", "G"}
+    row = elsewhere_row(agent)
+    assert row["verdict"] == "in another study" and "config/agent.yaml" in row["note"]
+    verdict, evidence, note = not_reproducible(gone)
+    assert verdict == "not reproducible" and note == gone["reason"] and evidence["reason"].item() == note
+
+
+def test_harness_checks_turn_rows_into_verdicts():
+    from edgebench.items.checks import load_excess, measured, order_rotates
+
+    def rep(arm, rnd, pos, status="ok", error="", **metrics):
+        return {"arm": arm, "round": rnd, "order_position": pos, "status": status, "error": error} | metrics
+
+    rows = [rep("a", 0, 0, peak_rss_anon_mb=900.0, rss_anon_filled_ctx_mb=700.0, ready_s=9.0)]
+    rows += [rep("a", 1, 1, peak_rss_anon_mb=910.0, rss_anon_filled_ctx_mb=700.0, ready_s=8.0)]
+    rows += [rep("b", 0, 1, "failed", "needs AMX"), rep("b", 1, 0, "failed", "needs AMX")]
+    frame = pd.DataFrame(rows)
+    item = {"starts_from": {"arms": ["a", "b"]}, "verify": {"metrics": ["ready_s", "peak_rss_anon_mb"]}}
+    assert order_rotates(frame, item)[0] == "confirmed"
+    stuck = frame.assign(order_position=0)
+    assert order_rotates(stuck, item)[0] == "refuted"
+    assert measured(frame, {**item, "starts_from": {"arms": ["a"]}})[0] == "confirmed"
+    assert (
+        measured(frame.assign(ready_s=float("nan")), {**item, "starts_from": {"arms": ["a"]}})[0] == "refuted"
+    )
+    verdict, evidence = load_excess(frame, {"starts_from": {"arms": ["a"]}})
+    assert verdict == "measured" and evidence["load_excess_mb"].item() == 205.0
+
+
+def test_fidelity_compare_and_parts_add_up():
+    from edgebench.items.checks import parts_add_up
+    from edgebench.items.verify import fidelity_compare
+
+    def arm(name, kl, se):
+        return {"arm": name, "status": "ok", "kl_mean": kl, "kl_mean_se": se, "positions": 8000}
+
+    item = {"starts_from": {"metric": "kl_mean", "arms": ["base", "cand"]}, "expect": {"direction": "same"}}
+    assert (
+        fidelity_compare(pd.DataFrame([arm("base", 0.10, 0.01), arm("cand", 0.11, 0.01)]), item)[0]
+        == "confirmed"
+    )
+    assert (
+        fidelity_compare(pd.DataFrame([arm("base", 0.10, 0.01), arm("cand", 0.20, 0.01)]), item)[0]
+        == "refuted"
+    )
+    better = {**item, "expect": {"direction": "better"}}
+    assert (
+        fidelity_compare(pd.DataFrame([arm("base", 0.30, 0.01), arm("cand", 0.10, 0.01)]), better)[0]
+        == "confirmed"
+    )
+    parts = pd.DataFrame(
+        [
+            {"arm": "a", "status": "ok", "part": p, "us": us, "whole_us": 100.0}
+            for p, us in (("gemm", 60.0), ("attention_kernel", 25.0), ("remainder", 15.0))
+        ]
+    )
+    limit = {"starts_from": {"arms": ["a"]}, "verify": {"max_remainder": 0.2}}
+    verdict, evidence = parts_add_up(parts, limit)
+    assert verdict == "measured" and evidence["remainder_share"].item() == 0.15
+    assert parts_add_up(parts, {**limit, "verify": {"max_remainder": 0.1}})[0] == "inconclusive"

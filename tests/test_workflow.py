@@ -89,7 +89,7 @@ def test_warm_session_runs_every_duet_every_round_in_a_recorded_shuffled_order(s
 
 def test_fidelity_table_scores_every_vllm_arm(study):
     fidelity = pd.read_parquet(study / "results" / "tables" / "fidelity.parquet")
-    assert set(fidelity["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16"}
+    assert set(fidelity["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16", "vllm/bf16-emb1"}
     assert (fidelity["status"] == "ok").all(), fidelity[["arm", "error"]].to_string()
     assert (fidelity["positions"] >= 500).all()
     bf16 = fidelity.set_index("arm").loc["vllm/bf16"]
@@ -100,6 +100,39 @@ def test_fidelity_table_scores_every_vllm_arm(study):
         study / "results" / "raw" / "fidelity" / "vllm" / "bf16" / "positions.parquet"
     )
     assert len(positions) == bf16["positions"] and positions["kl"].ge(0).all()
+
+
+def test_one_embedding_copy_keeps_the_engines_output(study):
+    """edgebench's vLLM plugin arm (embedding_copies 1: the LM head reads the lookup's row-major
+    weight) against vLLM's own on the same positions: the log-prob of every scored token agrees to
+    better than 30 dB SNR, and the KL against the reference is no worse."""
+    raw = study / "results" / "raw" / "fidelity" / "vllm"
+    control = pd.read_parquet(raw / "bf16" / "positions.parquet")
+    plugin = pd.read_parquet(raw / "bf16-emb1" / "positions.parquet")
+    assert (control[["doc", "position"]].values == plugin[["doc", "position"]].values).all()
+    signal = (control["logprob_arm_token"] ** 2).sum()
+    noise = ((plugin["logprob_arm_token"] - control["logprob_arm_token"]) ** 2).sum()
+    assert noise == 0 or 10 * math.log10(signal / noise) > 30
+    verdicts = pd.read_parquet(study / "results" / "tables" / "verdicts.parquet").set_index("id")
+    assert verdicts.loc["one-embedding-copy", "verdict"] == "confirmed"
+
+
+def test_decode_profile_parts_add_up_and_price_openmp_regions(study):
+    tables = study / "results" / "tables"
+    profile = pd.read_parquet(tables / "decode_profile.parquet")
+    assert set(profile["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16"} and (profile["status"] == "ok").all()
+    for arm, rows in profile.groupby("arm"):
+        assert rows["us"].sum() == pytest.approx(rows["whole_us"].iloc[0]), arm  # remainder included
+        parts = rows.set_index("part")["us"]
+        assert parts["gemm"] > 0 and parts["attention_kernel"] > 0 and parts["attention_wrapper"] > 0, arm
+    omp = pd.read_parquet(tables / "omp_regions.parquet")
+    assert sorted(zip(omp["threads"], omp["wait_policy"], strict=True)) == [
+        (1, "active"),
+        (1, "passive"),
+        (2, "active"),
+        (2, "passive"),
+    ]
+    assert (omp["region_us"] > 0).all() and (omp["share"] > 0).all()
 
 
 def test_compare_gates_validity_and_crosscheck_tables(study):
@@ -163,8 +196,17 @@ def test_items_have_verdicts_with_evidence_and_provenance(study):
         "slowdown-seen",
         "warm-slowdown",
         "agent-paired",
+        "decode-parts",
+        "one-embedding-copy",
+        "not-here",
     }
-    assert verdicts["verdict"].isin(["confirmed", "refuted", "inconclusive", "ungateable"]).all()
+    assert (
+        verdicts.loc["not-here", "verdict"] == "not reproducible"
+        and "AMX" in verdicts.loc["not-here", "note"]
+    )
+    assert verdicts.loc["decode-parts", "verdict"] == "measured"
+    reproduced = verdicts.drop(["not-here", "decode-parts"])
+    assert reproduced["verdict"].isin(["confirmed", "refuted", "inconclusive", "ungateable"]).all()
     assert verdicts.loc["bf16-fidelity", "verdict"] == "confirmed"
     # a real 50% loss: confirmed, or ungateable when the tiny model's samples are too noisy
     assert verdicts.loc["warm-slowdown", "verdict"] in ("confirmed", "ungateable")

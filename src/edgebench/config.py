@@ -167,9 +167,10 @@ def check_cross_fields(config: dict) -> None:
     for arm in config.get("agent", {}).get("arms", []):
         if arm not in config["arms"] or config["arms"][arm]["engine"] != "vllm":
             raise ConfigError(f"config.agent.arms: {arm!r} is not a vllm arm of config.arms")
-    unknown = [a for a in config["diagnostics"]["memory_arms"] or [] if a not in config["arms"]]
+    listed = (config["diagnostics"]["memory_arms"] or []) + (config["diagnostics"]["profile_arms"] or [])
+    unknown = [a for a in listed if a not in config["arms"]]
     if unknown:
-        raise ConfigError(f"config.diagnostics.memory_arms: {unknown} are not arms of config.arms")
+        raise ConfigError(f"config.diagnostics: memory/profile arms {unknown} are not arms of config.arms")
 
 
 def check_calibration(config: dict) -> None:

@@ -22,8 +22,12 @@ def study_slot(config: dict, study: str, arm: str, rep: int) -> tuple[Slot, Slot
 
 
 def session_arms(config: dict) -> list[str]:
-    """Arms of the warm session: every benchmarked arm plus the calibration twin and injected arms."""
-    arms = [a for a, spec in config["arms"].items() if spec["bench"]]
+    """Arms of the warm session: the arms of `bench.warm_pairs` when given, else every benchmarked
+    arm; plus the calibration twin and injected arms."""
+    pairs = config["bench"].get("warm_pairs") or []
+    arms = [
+        a for a, spec in config["arms"].items() if spec["bench"] and (not pairs or any(a in p for p in pairs))
+    ]
     cal = config.get("calibration")
     if cal:
         arms += [a for a in [cal["twin"], *cal["injected"]] if a not in arms]

@@ -4,7 +4,12 @@ from snakemake.exceptions import WorkflowError
 
 from edgebench.config import ConfigError, study_config
 from edgebench.engines.registry import ENGINES
-from edgebench.items.roadmap import items_in_study, load_roadmap
+from edgebench.items.roadmap import (
+    items_elsewhere,
+    items_in_study,
+    load_roadmap,
+    reproducible,
+)
 from edgebench.models.source import model_name
 from edgebench.retractions import load_retractions
 from edgebench.codeclosure import config_sections_read, script_code_digest
@@ -33,7 +38,8 @@ ROADMAP = (
     if Path(config["roadmap"]).exists()
     else []
 )
-ITEMS = items_in_study(ROADMAP, config) if ROADMAP else {}
+ITEMS = items_in_study(ROADMAP, GIVEN_SECTIONS) if ROADMAP else {}
+ITEMS_ELSEWHERE = items_elsewhere(ROADMAP, GIVEN_SECTIONS)
 RETRACTIONS = load_retractions(config["retractions"], {item["id"] for item in ROADMAP})
 ENV_FILE = "../envs/edgebench.yaml"
 # The study's model: a column of every row, and part of the agent trials' path.
@@ -175,6 +181,8 @@ def get_item(wildcards):
 def get_item_inputs(wildcards):
     """Exactly the raw rows an item's verdict needs: its arms' reps, fidelity rows or trials."""
     item = ITEMS[wildcards.item]
+    if not reproducible(item):
+        return []
     table, arms = item["starts_from"]["table"], item["starts_from"]["arms"]
     if table == "bench":
         study_arms, rounds = study_plan(config, table)
@@ -188,6 +196,8 @@ def get_item_inputs(wildcards):
         return [f"{RESULTS}/raw/fidelity/{arm}/summary.parquet" for arm in arms]
     if table == "agent_trials":
         return [agent_trials_path(arm) for arm in arms]
+    if table == "retracted_figures":
+        return [f"{RESULTS}/checks/retracted_figures.txt"]
     return [f"{RESULTS}/tables/{table}.parquet"]
 
 
@@ -213,6 +223,20 @@ def memory_arms():
     if chosen is None:
         return [name for name, arm in config["arms"].items() if arm["bench"]]
     return chosen
+
+
+def profile_arms():
+    """Arms whose decode step is profiled: the configured list, else every benchmarked vLLM arm."""
+    chosen = config["diagnostics"]["profile_arms"]
+    if chosen is None:
+        return [
+            n for n, a in config["arms"].items() if a["bench"] and a["engine"] == "vllm"
+        ]
+    return chosen
+
+
+def get_decode_profiles(wildcards):
+    return [f"{RESULTS}/raw/profile/{arm}.parquet" for arm in profile_arms()]
 
 
 def get_memory_ledgers(wildcards):
@@ -249,6 +273,8 @@ def get_final_output():
             "import_summary",
             "kernels",
             "decode_attribution",
+            "decode_profile",
+            "omp_regions",
         ]
         charts += [
             f"{RESULTS}/charts/{name}.{ext}"

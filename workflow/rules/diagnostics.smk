@@ -118,3 +118,67 @@ rule decode_attribution:
         config=job_config("decode_attribution.py"),
     script:
         "../scripts/decode_attribution.py"
+
+
+rule decode_profile:
+    """One arm's decode step, every op's own time grouped into parts, in a fresh process."""
+    input:
+        build=get_arm_build_json,
+    output:
+        f"{RESULTS}/raw/profile/{{engine}}/{{label}}.parquet",
+    log:
+        f"{RESULTS}/logs/profile/{{engine}}/{{label}}.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        code=code_digest("decode_profile.py"),
+        config=job_config("decode_profile.py"),
+    script:
+        "../scripts/decode_profile.py"
+
+
+rule decode_profile_table:
+    input:
+        get_decode_profiles,
+    output:
+        report(
+            f"{RESULTS}/tables/decode_profile.parquet",
+            caption="../report/decode_profile.rst",
+            category="Tables",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/decode_profile.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("concat_parquet.py"),
+        config=job_config("concat_parquet.py"),
+    script:
+        "../scripts/concat_parquet.py"
+
+
+rule omp_regions:
+    """The cost of one OpenMP parallel region per thread count and wait policy, priced per decode step."""
+    input:
+        profile=f"{RESULTS}/tables/decode_profile.parquet",
+    output:
+        report(
+            f"{RESULTS}/tables/omp_regions.parquet",
+            caption="../report/omp_regions.rst",
+            category="Tables",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/omp_regions.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        code=code_digest("omp_regions.py"),
+        config=job_config("omp_regions.py"),
+    script:
+        "../scripts/omp_regions.py"

@@ -46,6 +46,7 @@ rule verdicts_table:
         ENV_FILE
     params:
         retractions=RETRACTIONS,
+        elsewhere=ITEMS_ELSEWHERE,
         code=code_digest("verdicts_table.py"),
         config=job_config("verdicts_table.py"),
     script:

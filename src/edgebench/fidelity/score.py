@@ -143,6 +143,7 @@ def positions_frame(arm_name: str, windows: list[dict], per_position: dict) -> p
             "top1_ref": per_position["top1_ref"],
             "top1_arm": per_position["top1_arm"],
             "p_ref_token": per_position["p_ref_token"],
+            "logprob_arm_token": -per_position["arm_nll"],  # compares two arms' outputs directly
         }
     )
 
@@ -178,7 +179,9 @@ def run_fidelity_arm(
     expected_greedy = json.loads(Path(reference_greedy_json).read_text())
     ref = np.load(reference_npy, mmap_mode="r")
     vocab = int(ref.shape[1])
-    positions = pd.DataFrame(columns=["arm", "doc", "position", "kl", "top1_ref", "top1_arm", "p_ref_token"])
+    positions = pd.DataFrame(
+        columns=["arm", "doc", "position", "kl", "top1_ref", "top1_arm", "p_ref_token", "logprob_arm_token"]
+    )
     start = pd.Timestamp.now(tz="UTC")
     try:
         engine = make_engine(arm_cfg["engine"])

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from edgebench.agent.policies import BASELINES
 from edgebench.config import ConfigError, read_config_file, schema_errors
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "roadmap.schema.yaml"  # package data
@@ -15,7 +16,7 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
     if not isinstance(roadmap, dict):
         raise ConfigError(f"roadmap: expected a mapping with `items`, got {type(roadmap).__name__}")
     for i, item in enumerate(roadmap.get("items") or []):
-        if isinstance(item, dict) and "verify" not in item:
+        if isinstance(item, dict) and "verify" not in item and item.get("reproducible", True):
             raise ConfigError(
                 f"roadmap.items[{i}] ({item.get('id', '?')}): no `verify` method; an item without a "
                 "verification method is not on the roadmap"
@@ -28,7 +29,10 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
     if len(set(ids)) != len(ids):
         raise ConfigError(f"roadmap: item ids repeat: {sorted(i for i in ids if ids.count(i) > 1)}")
     for item in items:
-        unknown = [a for a in item["starts_from"]["arms"] if arms is not None and a not in arms]
+        if not reproducible(item):
+            continue
+        known = set(arms or ()) | {f"baseline/{name}" for name in BASELINES}  # the checker baselines
+        unknown = [a for a in item["starts_from"]["arms"] if arms is not None and a not in known]
         if unknown:
             raise ConfigError(f"roadmap item {item['id']}: arms {unknown} are not in the config")
     return items
@@ -40,13 +44,34 @@ def load_roadmap(path: str | Path, arms: dict | None = None) -> list[dict]:
 
 # The config section each table needs; an item resting on a table this study does not make waits
 # for a study that does (for example config/agent.yaml for agent_trials).
-TABLE_SECTIONS = {"agent_trials": "agent", "validity": "calibration"}
+TABLE_SECTIONS = {
+    "agent_trials": "agent",
+    "validity": "calibration",
+    "kernels": "diagnostics",
+    "memory_ledger": "diagnostics",
+    "decode_profile": "diagnostics",
+    "omp_regions": "diagnostics",
+}
 
 
-def items_in_study(items: list[dict], config: dict) -> dict[str, dict]:
+def reproducible(item: dict) -> bool:
+    return item.get("reproducible", True)
+
+
+def in_study(item: dict, sections: set[str]) -> bool:
+    """A non-reproducible item is in every study (its verdict is its reason); another is when the
+    study makes its table: `sections` are the config sections the study's files give (a section
+    filled in with schema defaults makes no table)."""
+    if not reproducible(item):
+        return True
+    return TABLE_SECTIONS.get(item["starts_from"]["table"], "run_id") in sections
+
+
+def items_in_study(items: list[dict], sections: set[str]) -> dict[str, dict]:
     """Items whose evidence this study produces, by id."""
-    return {
-        item["id"]: item
-        for item in items
-        if config.get(TABLE_SECTIONS.get(item["starts_from"]["table"], "run_id"))
-    }
+    return {item["id"]: item for item in items if in_study(item, sections)}
+
+
+def items_elsewhere(items: list[dict], sections: set[str]) -> list[dict]:
+    """Items another study reproduces: each still gets a row in this study's verdicts, naming it."""
+    return [item for item in items if not in_study(item, sections)]

@@ -27,6 +27,8 @@ VALUE_COLUMNS = (
 
 
 def load_evidence(paths: list[str], table: str, retractions: list[dict]) -> pd.DataFrame:
+    if table == "retracted_figures":  # the retraction check's one-line report
+        return pd.DataFrame([{"check": open(p, encoding="utf-8").read().strip()} for p in paths])
     frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
     return apply_retractions(frame, table, retractions)
 
@@ -64,6 +66,12 @@ def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[
 
 
 def evidence_chart(item: dict, evidence: pd.DataFrame) -> alt.Chart:
+    title = f"{item['id']}: {item['title']}"
+    if evidence.select_dtypes("number").columns.empty:  # a reason, not figures
+        text = evidence.astype(str).agg(": ".join, axis=1).to_frame("text")
+        return (
+            alt.Chart(text).mark_text(align="left", x=5).encode(y=alt.Y("text:N", axis=None), text="text:N")
+        )
     value = next(
         (c for c in VALUE_COLUMNS if c in evidence.columns), evidence.select_dtypes("number").columns[0]
     )
@@ -76,14 +84,24 @@ def evidence_chart(item: dict, evidence: pd.DataFrame) -> alt.Chart:
             x=alt.X(f"{value}:Q", title=value),
             tooltip=list(evidence.columns),
         )
-        .properties(title=f"{item['id']}: {item['title']}", width=360, height=30 * max(len(evidence), 1))
+        .properties(title=title, width=360, height=30 * max(len(evidence), 1))
     )
 
 
-def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance: dict, note: str) -> str:
-    expect = json.dumps(item["expect"], sort_keys=True)
+def _how_lines(item: dict) -> list[str]:
+    if "verify" not in item:
+        return ["- Not reproducible on this machine or stack (the reason above is what was checked)."]
     settings = {k: v for k, v in item["verify"].items() if k != "method"}
     start = item["starts_from"]
+    return [
+        f"- Starts from: table `{start['table']}`, metric `{start.get('metric', '-')}`, "
+        f"arms {', '.join(f'`{a}`' for a in start['arms'])}",
+        f"- Expect: `{json.dumps(item['expect'], sort_keys=True)}`",
+        f"- Method: `{item['verify']['method']}` {json.dumps(settings)}",
+    ]
+
+
+def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance: dict, note: str) -> str:
     lines = [
         f"# {item['id']}: {item['title']}",
         "",
@@ -91,10 +109,7 @@ def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance
         + (f" ({'retraction' if verdict == 'retracted' else 'why'}: {note})" if note else ""),
         "",
         f"- Claim: {item['claim']}",
-        f"- Starts from: table `{start['table']}`, metric `{start.get('metric', '-')}`, "
-        f"arms {', '.join(f'`{a}`' for a in start['arms'])}",
-        f"- Expect: `{expect}`",
-        f"- Method: `{item['verify']['method']}` {json.dumps(settings)}",
+        *_how_lines(item),
         "",
         "## Evidence",
         "",
@@ -108,9 +123,34 @@ def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance
     return "\n".join(lines)
 
 
+def not_reproducible(item: dict) -> tuple[str, pd.DataFrame, str]:
+    """An item this machine or stack cannot run: its verdict row carries the measured reason."""
+    return "not reproducible", pd.DataFrame([{"item": item["id"], "reason": item["reason"]}]), item["reason"]
+
+
+def elsewhere_row(item: dict) -> dict:
+    """The verdicts row of an item another study reproduces (never a silent gap)."""
+    study = item.get("study", "a study that makes its table")
+    note = f"reproduced by {study} (its table `{item['starts_from']['table']}` is not made by this study)"
+    return {
+        "id": item["id"],
+        "title": item["title"],
+        "claim": item["claim"],
+        "verdict": "in another study",
+        "method": item["verify"]["method"],
+        "retraction": "",
+        "note": note,
+        "evidence": "[]",
+    }
+
+
 def write_verdict(item: dict, paths: list[str], retractions: list[dict], out: dict) -> dict:
-    frame = load_evidence(paths, item["starts_from"]["table"], retractions)
-    verdict, evidence, note = evaluate(item, frame, retractions)
+    if not item.get("reproducible", True):
+        frame = pd.DataFrame()
+        verdict, evidence, note = not_reproducible(item)
+    else:
+        frame = load_evidence(paths, item["starts_from"]["table"], retractions)
+        verdict, evidence, note = evaluate(item, frame, retractions)
     provenance = {
         key: ", ".join(sorted(map(str, frame[key].dropna().unique())))
         for key in ("run_id", "git_commit", "config_digest", "code_digest")
@@ -126,7 +166,7 @@ def write_verdict(item: dict, paths: list[str], retractions: list[dict], out: di
         "title": item["title"],
         "claim": item["claim"],
         "verdict": verdict,
-        "method": item["verify"]["method"],
+        "method": item["verify"]["method"] if "verify" in item else "none",
         "retraction": note if verdict == "retracted" else "",
         "note": note,
         "evidence": evidence.to_json(orient="records"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_pairs
+from edgebench.items.checks import CHECKS
 from edgebench.stats import (
     gate_outcome,
     mcnemar_detectable_difference,
@@ -223,6 +224,53 @@ def ci_width(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     return ("confirmed" if wide == (item["expect"]["direction"] == "above") else "refuted"), evidence
 
 
+def fidelity_compare(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """The candidate's (second arm's) metric against the first arm's on the same scored positions:
+    better/worse when the difference is beyond 2 combined standard errors; `same` holds when the
+    candidate is no worse than that."""
+    name = item["starts_from"]["metric"]
+    baseline, candidate = item["starts_from"]["arms"][:2]
+    rows = _usable(frame).set_index("arm")
+    if (
+        not {baseline, candidate} <= set(rows.index)
+        or (rows.loc[[baseline, candidate], "status"] != "ok").any()
+    ):
+        return "inconclusive", rows.reset_index()
+    diff = float(rows.loc[candidate, name] - rows.loc[baseline, name])
+    se = float((rows.loc[candidate, f"{name}_se"] ** 2 + rows.loc[baseline, f"{name}_se"] ** 2) ** 0.5)
+    lower_is_better = name.startswith("kl")
+    worse = diff > 2 * se if lower_is_better else diff < -2 * se
+    better = diff < -2 * se if lower_is_better else diff > 2 * se
+    observed = "better" if better else "worse" if worse else "same"
+    evidence = pd.DataFrame(
+        [
+            {
+                "baseline": baseline,
+                "candidate": candidate,
+                "metric": name,
+                "baseline_value": rows.loc[baseline, name],
+                "candidate_value": rows.loc[candidate, name],
+                "difference": diff,
+                "se": se,
+                "positions": rows.loc[candidate, "positions"],
+                "observed": observed,
+            }
+        ]
+    )
+    expected = item["expect"]["direction"]
+    if expected == "same":
+        return ("refuted" if worse else "confirmed"), evidence
+    if observed == "same":
+        return "inconclusive", evidence
+    return ("confirmed" if observed == expected else "refuted"), evidence
+
+
+def no_retracted_figures(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """H8: the retraction check (a rule every study runs, failing on any retracted figure still
+    written in the repository's text) passed."""
+    return ("confirmed" if frame["check"].str.startswith("checked").all() else "refuted"), frame
+
+
 def _combine(verdicts: list[str]) -> str:
     if "refuted" in verdicts:
         return "refuted"
@@ -239,4 +287,7 @@ METHODS = {
     "mcnemar": mcnemar,
     "calibration": calibration,
     "ci_width": ci_width,
+    "fidelity_compare": fidelity_compare,
+    "no_retracted_figures": no_retracted_figures,
+    **CHECKS,
 }
