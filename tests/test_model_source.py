@@ -51,7 +51,7 @@ def test_a_wrong_checksum_is_refused_and_leaves_nothing(chunked, monkeypatch, tm
 def test_a_missing_chunk_package_is_named(chunked, monkeypatch, tmp_path):
     root, spec = chunked
     monkeypatch.syspath_prepend(str(root))
-    with pytest.raises(FileNotFoundError, match="'edgebench_test_chunk4' is not installed.*make setup-agent"):
+    with pytest.raises(FileNotFoundError, match="'edgebench_test_chunk4' is not installed.*make setup-models"):
         assemble_gguf({**spec, "parts": 4}, tmp_path / "m.gguf")
 
 
@@ -65,3 +65,26 @@ def test_group_sizes_are_checked_against_the_first_chunks_header(chunked, monkey
         ConfigError, match="40 does not divide the model's hidden_size 576, intermediate_size 1536"
     ):
         validate_config(set_at(config, ("builds", "gptq-w4g64", "group_size"), 40))
+
+
+def test_the_converted_tokenizer_keeps_the_ggufs_add_bos_setting(tmp_path):
+    """Gemma's GGUF says add_bos_token true and transformers' conversion drops it; a GGUF header with
+    that one key makes the SmolLM2 tokenizer (whose own GGUF says false) start with its BOS."""
+    import gguf
+    from transformers import AutoTokenizer
+
+    from edgebench.models.reference import keep_add_bos
+
+    tokenizer = AutoTokenizer.from_pretrained(str(SHIPPED.parent), gguf_file=SHIPPED.name)
+    assert keep_add_bos(tokenizer, SHIPPED) is False
+    assert tokenizer("Hello").input_ids[0] != tokenizer.bos_token_id
+    header = tmp_path / "bos.gguf"
+    writer = gguf.GGUFWriter(str(header), "llama")
+    writer.add_bool("tokenizer.ggml.add_bos_token", True)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    assert keep_add_bos(tokenizer, header) is True
+    tokenizer.save_pretrained(tmp_path / "tok")  # what the reference build writes, reloaded
+    reloaded = AutoTokenizer.from_pretrained(tmp_path / "tok")
+    assert reloaded("Hello").input_ids[0] == reloaded.bos_token_id

