@@ -224,5 +224,10 @@ def test_import_summary_pairs_each_engine_with_the_statement_its_reps_pay():
 def test_stamp_keeps_measured_columns_such_as_a_kernels_threads():
     from edgebench.diagnostics.stamp import stamp
 
-    frame = stamp(pd.DataFrame([{"kernel": "tinygemm", "threads": 1}]), {"run_id": "t"}, "digest", threads=2)
+    frame = stamp(
+        pd.DataFrame([{"kernel": "tinygemm", "threads": 1}]),
+        {"run_id": "t", "model": {"kind": "tiny_random"}},
+        "digest",
+        threads=2,
+    )
     assert frame.loc[0, "threads"] == 1 and frame.loc[0, "run_id"] == "t" and frame.loc[0, "git_commit"]

@@ -51,7 +51,9 @@ def test_a_wrong_checksum_is_refused_and_leaves_nothing(chunked, monkeypatch, tm
 def test_a_missing_chunk_package_is_named(chunked, monkeypatch, tmp_path):
     root, spec = chunked
     monkeypatch.syspath_prepend(str(root))
-    with pytest.raises(FileNotFoundError, match="'edgebench_test_chunk4' is not installed.*make setup-models"):
+    with pytest.raises(
+        FileNotFoundError, match="'edgebench_test_chunk4' is not installed.*make setup-models"
+    ):
         assemble_gguf({**spec, "parts": 4}, tmp_path / "m.gguf")
 
 
