@@ -359,3 +359,11 @@ def test_fidelity_compare_and_parts_add_up():
     verdict, evidence = parts_add_up(parts, limit)
     assert verdict == "measured" and evidence["remainder_share"].item() == 0.15
     assert parts_add_up(parts, {**limit, "verify": {"max_remainder": 0.1}})[0] == "inconclusive"
+
+
+def test_an_evidence_table_without_an_arm_column_still_charts():
+    from edgebench.items.verdict import evidence_chart
+
+    evidence = pd.DataFrame([{"threads": 1, "wait_policy": "active", "region_us": 0.6, "share": 0.002}])
+    chart = evidence_chart({"id": "X", "title": "t"}, evidence).to_dict()
+    assert chart["encoding"]["y"]["field"] == "label" and chart["encoding"]["x"]["field"] == "share"

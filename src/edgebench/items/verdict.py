@@ -14,6 +14,11 @@ from edgebench.retractions import apply_retractions
 
 VALUE_COLUMNS = (
     "failed_rows",
+    "share",
+    "remainder_share",
+    "load_excess_mb",
+    "unexplained_share",
+    "difference",
     "ratio",
     "rate",
     "mde",
@@ -75,7 +80,10 @@ def evidence_chart(item: dict, evidence: pd.DataFrame) -> alt.Chart:
     value = next(
         (c for c in VALUE_COLUMNS if c in evidence.columns), evidence.select_dtypes("number").columns[0]
     )
-    label = next(c for c in ("arm", "candidate", "metric") if c in evidence.columns)
+    label = next((c for c in ("arm", "candidate", "metric", "policy") if c in evidence.columns), None)
+    if label is None:  # e.g. one row per thread count and wait policy: the first two columns name it
+        label = "label"
+        evidence = evidence.assign(label=evidence.iloc[:, :2].astype(str).agg(" ".join, axis=1))
     return (
         alt.Chart(evidence)
         .mark_bar()
