@@ -122,3 +122,14 @@ def test_wifi_is_androids_tri_state_under_airplane_mode():
     assert task.goal_met(device.state)
     with pytest.raises(ValueError, match="tri-state"):
         DeviceState(wifi_on=5)
+
+
+def test_item_h1_confirms_the_strict_oracle_from_the_baseline_rows(results):
+    from edgebench.items.checks import strict_oracle
+
+    frame = pd.concat([rows.assign(arm=f"baseline/{name}", status="ok") for name, rows in results.items()])
+    verdict, evidence = strict_oracle(frame, {})
+    assert verdict == "confirmed", evidence.to_string()
+    lenient = frame.copy()
+    lenient.loc[(lenient["arm"] == "baseline/round_trip") & lenient["already_satisfied"], "success"] = True
+    assert strict_oracle(lenient, {})[0] == "refuted"

@@ -194,8 +194,11 @@ def get_item_inputs(wildcards):
         return [rep_path(table, arm, r) for arm in arms for r in range(rounds)]
     if table == "fidelity":
         return [f"{RESULTS}/raw/fidelity/{arm}/summary.parquet" for arm in arms]
-    if table == "agent_trials":
-        return [agent_trials_path(arm) for arm in arms]
+    if table == "agent_trials":  # the checker baselines share one file
+        paths = [agent_trials_path(a) for a in arms if not a.startswith("baseline/")]
+        if any(a.startswith("baseline/") for a in arms):
+            paths.append(f"{RESULTS}/raw/agent/baselines.parquet")
+        return paths
     if table == "retracted_figures":
         return [f"{RESULTS}/checks/retracted_figures.txt"]
     return [f"{RESULTS}/tables/{table}.parquet"]
