@@ -104,21 +104,6 @@ def profile_rows(generate, layers: int) -> list[dict]:
     return rows
 
 
-def attention_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """I5's figures per arm: the wrapper's own time against the attention kernels', per layer."""
-    wide = frame.pivot_table(index="arm", columns="part", values="per_layer_us", aggfunc="sum")
-    out = pd.DataFrame(
-        {
-            "wrapper_us_per_layer": wide.get("attention_wrapper"),
-            "kernel_us_per_layer": wide.get("attention_kernel"),
-        }
-    )
-    out["wrapper_share"] = out["wrapper_us_per_layer"] / (
-        out["wrapper_us_per_layer"] + out["kernel_us_per_layer"]
-    )
-    return out.reset_index()
-
-
 def run_decode_profile(
     config: dict, arm_name: str, *, build_dir: str, out: str, code_digest: str
 ) -> pd.DataFrame:
