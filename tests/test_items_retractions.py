@@ -226,6 +226,17 @@ def test_navigation_can_survive_while_completion_drops():
     assert evaluate(agent_item("success", "same"), frame, [])[0] == "refuted"
 
 
+def test_same_at_a_floor_is_inconclusive():
+    # 76 pairs, neither arm ever completes: no difference, and none could be lost.
+    frame = agent_pairs([(False, False)] * 76, [(False, False)] * 76)
+    verdict, evidence, _ = evaluate(agent_item("success", "same"), frame, [])
+    assert verdict == "inconclusive" and evidence["reference_rate"].item() == 0.0
+    # the same pairs once the reference completes some: the candidate keeping them is a finding
+    some = [(True, True)] * 30 + [(False, False)] * 46
+    frame = agent_pairs(some, some)
+    assert evaluate(agent_item("success", "same"), frame, [])[0] == "confirmed"
+
+
 def test_same_is_inconclusive_when_the_pairs_could_not_have_seen_a_difference_of_the_given_size():
     # 10 pairs, 4 discordant each way: no difference shown, but a 0.2 difference could hide here.
     outcomes = [(True, True)] * 3 + [(True, False)] * 4 + [(False, False)] * 3

@@ -164,6 +164,8 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
         return "inconclusive", evidence
     if not differs and detectable > item["verify"].get("detectable_max", 1.0):
         return "inconclusive", evidence  # no difference seen, but one this size could have hidden
+    if not differs and pairs.reference_rate == 0.0:
+        return "inconclusive", evidence  # a floor: the reference never succeeds, so it had nothing to lose
     return ("confirmed" if observed == expected else "refuted"), evidence
 
 
