@@ -1,7 +1,7 @@
 rule agent_baselines:
     """Scripted, do-nothing, round-trip, type-never-save and random policies: they check the checker."""
     output:
-        f"{RESULTS}/raw/agent/baselines.parquet",
+        AGENT_BASELINES,
     log:
         f"{RESULTS}/logs/agent/baselines.log",
     conda:

@@ -159,15 +159,17 @@ def rep_path(study, arm, rep):
     return f"{RESULTS}/raw/{study}/{arm}/rep{rep}.parquet"
 
 
+# The checker baselines' rows: one file for every policy, whatever the model.
+AGENT_BASELINES = f"{RESULTS}/raw/agent/baselines.parquet"
+
+
 def agent_trials_path(arm):
     return f"{RESULTS}/raw/agent/{MODEL}/{arm}/trials.parquet"
 
 
 def get_agent_inputs(wildcards):
     arms = config.get("agent", {}).get("arms", [])
-    return [f"{RESULTS}/raw/agent/baselines.parquet"] + [
-        agent_trials_path(arm) for arm in arms
-    ]
+    return [AGENT_BASELINES] + [agent_trials_path(arm) for arm in arms]
 
 
 def get_agent_reference_arm(wildcards):
@@ -197,7 +199,7 @@ def get_item_inputs(wildcards):
     if table == "agent_trials":  # the checker baselines share one file
         paths = [agent_trials_path(a) for a in arms if not a.startswith("baseline/")]
         if any(a.startswith("baseline/") for a in arms):
-            paths.append(f"{RESULTS}/raw/agent/baselines.parquet")
+            paths.append(AGENT_BASELINES)
         return paths
     if table == "retracted_figures":
         return [f"{RESULTS}/checks/retracted_figures.txt"]
