@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study compiled-study
 
 setup: $(VENV)/.installed
 
@@ -42,6 +42,10 @@ agent-study: setup-models
 # The second model family, Gemma 3 270M (its own results folder; see config/gemma.yaml).
 gemma-study: setup-models
 	$(BIN)/snakemake --cores $(CORES) --config study=config/gemma.yaml
+
+# Compiled vs eager vLLM on the default model: does compiling pay for itself? (see config/compiled.yaml)
+compiled-study: setup
+	$(BIN)/snakemake --cores $(CORES) --config study=config/compiled.yaml
 
 lint: setup
 	$(BIN)/ruff check

@@ -2,6 +2,7 @@
 no reply may raise; each is applied or counted as an invalid action."""
 
 import json
+import zlib
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -146,3 +147,38 @@ def test_llm_trials_run_in_lockstep_batches_through_any_reply():
     assert len(rows) == 2 * len(TASKS) and {row["trial"] for row in rows} == {0, 1}
     assert all(0 < row["invalid_actions"] < row["steps"] <= row["budget"] for row in rows)
     assert engine.calls == max(row["steps"] for row in rows)  # one batched call per lockstep step
+
+
+class CachingReplies(ScriptedReplies):
+    """A seeded engine stand-in with a prefix cache: it records which prompts it has seen."""
+
+    def __init__(self, completions: list[str]) -> None:
+        super().__init__(completions)
+        self.seen: set[str] = set()
+        self.cache_hits = 0
+
+    def chat(self, prompts, seeds, sampling, reply_prefix=""):
+        self.cache_hits += sum(prompt in self.seen for prompt in prompts)
+        self.seen.update(prompts)
+        # a seeded sampler: the same prompt and seed give the same reply, in a batch or alone
+        count = len(self.completions)
+        return [
+            reply_prefix + self.completions[zlib.crc32(f"{seed}{prompt}".encode()) % count]
+            for prompt, seed in zip(prompts, seeds, strict=True)
+        ]
+
+    def reset_prefix_cache(self):
+        self.seen.clear()
+
+
+def test_the_sequential_sample_does_not_reuse_the_batch_cache():
+    from edgebench.agent.llm import batching_speedup, run_llm_trials
+
+    engine = CachingReplies(['wait"}', 'open_app", "name": "Clock"}'])
+    rows = run_llm_trials(engine, TASKS[:4], 1, {"max_tokens": 32}, progress=lambda message: None)
+    engine.cache_hits = 0
+    speed = batching_speedup(engine, TASKS[:4], 1, {"max_tokens": 32}, rows, 10.0, 2)
+    # the sample replays the batch's own seeds: without a reset every prompt would be a cache hit
+    assert speed["sequential_episodes"] == 2 and speed["batched_episodes"] == 4
+    sample_steps = speed["sequential_steps_per_min"] * speed["sequential_s"] / 60
+    assert engine.cache_hits < round(sample_steps)

@@ -143,3 +143,73 @@ def test_duets_pair_by_partner_and_a_core_difference_cancels_over_a_swap():
     np.testing.assert_allclose(logs, np.log(0.9) + 0.5 * np.log(0.8) - 0.5 * np.log(0.8), atol=1e-12)
     row = compare_rows(frame, "base", ["decode_tok_s"])[0]
     assert row["arm"] == "cand" and row["rounds"] == 4 and row["ratio"] == pytest.approx(0.9)
+
+
+def compile_frames(ready_compiled, request_compiled, rounds=8, noise=0.01):
+    """Cold reps (ready_s) and warm samples (request_s) of an eager and a compiled arm."""
+    rng = np.random.default_rng(0)
+    bench = pd.DataFrame(
+        samples("eager", [30.0, 32.0], metric="ready_s")
+        + samples("compiled", ready_compiled, metric="ready_s")
+    )
+    drift = 2.0 * np.exp(rng.normal(0, 0.05, rounds))  # the machine drifts, the pairs do not
+    warm = pd.DataFrame(
+        samples("eager", drift, metric="request_s")
+        + samples(
+            "compiled",
+            drift * request_compiled / 2.0 * np.exp(rng.normal(0, noise, rounds)),
+            metric="request_s",
+        )
+    )
+    return bench, warm
+
+
+def test_break_even_is_compile_time_over_the_time_each_request_saves():
+    from edgebench.bench.compile_cost import compile_cost_row
+
+    bench, warm = compile_frames([131.0, 131.0], request_compiled=1.0)
+    row = compile_cost_row(bench, warm, "eager", "compiled")
+    assert row["compile_s"] == pytest.approx(100.0) and row["ratio"] == pytest.approx(2.0, rel=0.02)
+    # ~1 s saved per request (eager requests take ~2 s): ~100 requests recover 100 s
+    assert row["break_even_requests"] == pytest.approx(100.0, rel=0.1)
+    assert row["break_even_low"] < row["break_even_requests"] < row["break_even_high"]
+    assert row["study_requests"] == 8 and row["pairs"] == 8
+
+
+def test_a_compiled_arm_that_is_not_faster_never_breaks_even():
+    from edgebench.bench.compile_cost import compile_cost_row
+
+    bench, warm = compile_frames([131.0, 131.0], request_compiled=2.2)
+    row = compile_cost_row(bench, warm, "eager", "compiled")
+    assert row["ratio"] < 1 and row["break_even_requests"] == np.inf and row["break_even_high"] == np.inf
+
+
+@pytest.mark.parametrize(
+    ("ready_compiled", "request_compiled", "verdict"),
+    [
+        ([33.0, 33.0], 1.0, "confirmed"),  # 2 s of compile, 1 s saved per request: pays within 8
+        ([131.0, 131.0], 1.0, "refuted"),  # ~100 requests needed, the study sent 8
+        ([131.0, 131.0], 2.2, "refuted"),  # slower compiled: never
+    ],
+)
+def test_break_even_verdict_against_the_study_request_count(ready_compiled, request_compiled, verdict):
+    from edgebench.bench.compile_cost import compile_cost_row
+    from edgebench.items.verify import break_even
+
+    bench, warm = compile_frames(ready_compiled, request_compiled)
+    table = pd.DataFrame([compile_cost_row(bench, warm, "eager", "compiled")])
+    item = {"starts_from": {"arms": ["eager", "compiled"]}, "expect": {"direction": "below"}}
+    assert break_even(table, item)[0] == verdict
+
+
+def test_break_even_straddling_the_request_count_is_inconclusive():
+    from edgebench.bench.compile_cost import compile_cost_row
+    from edgebench.items.verify import break_even
+
+    # 1 s of compile, ~0.15 s saved per request, known to +-25%: break-even 5 to 9 requests
+    bench, warm = compile_frames([32.0, 32.0], request_compiled=1.9, noise=0.03)
+    table = pd.DataFrame([compile_cost_row(bench, warm, "eager", "compiled")])
+    row = table.iloc[0]
+    assert row["break_even_low"] <= 8 < row["break_even_high"]
+    item = {"starts_from": {"arms": ["eager", "compiled"]}, "expect": {"direction": "below"}}
+    assert break_even(table, item)[0] == "inconclusive"

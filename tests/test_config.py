@@ -57,3 +57,43 @@ def test_memory_arms_must_be_arms(default_config):
     default_config["diagnostics"] = {"memory_arms": ["vllm/bf16", "llamacpp/nope"]}
     with pytest.raises(ConfigError, match="llamacpp/nope"):
         validate_config(default_config)
+
+
+STUDIES = sorted(
+    p.name for p in (ROOT / "config").glob("*.yaml") if "run_id" in yaml.safe_load(p.read_text())
+)
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_shipped_study_validates_with_its_own_roadmap(study):
+    from edgebench.items.roadmap import load_roadmap
+
+    config = load_config(ROOT / "config" / study)
+    roadmap = ROOT / config["roadmap"]
+    if roadmap.exists():  # a study without a roadmap file has no items
+        assert load_roadmap(roadmap, config["arms"])
+
+
+def compiled_study() -> dict:
+    return yaml.safe_load((ROOT / "config" / "compiled.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda c: c["arms"]["vllm/bf16-compiled"].update(enforce_eager=True), "enforce_eager false"),
+        (lambda c: c["arms"]["vllm/bf16-compiled"].update(kv_cache_gib=2), "must match 'vllm/bf16'"),
+        (
+            lambda c: c["arms"]["vllm/bf16-compiled"].update(bench=False) or c["bench"].pop("warm_pairs"),
+            "config.compiled.compiled",
+        ),
+        (lambda c: c["compiled"].update(eager="vllm/nope"), "'vllm/nope'"),
+        (lambda c: c["bench"].update(warm_pairs=[["vllm/bf16", "vllm/bf16-twin"]]), "warm"),
+    ],
+)
+def test_the_compiled_comparison_needs_twin_arms_paired_in_the_warm_session(edit, named):
+    config = compiled_study()
+    config["arms"]["vllm/bf16-twin"] = {"engine": "vllm", "build": "reference"}
+    edit(config)
+    with pytest.raises(ConfigError, match=named):
+        validate_config(config)

@@ -164,6 +164,7 @@ def check_cross_fields(config: dict) -> None:
     check = config.get("crosscheck")
     if check and (check["arm"] not in config["arms"] or config["arms"][check["arm"]]["engine"] != "vllm"):
         raise ConfigError(f"config.crosscheck.arm: {check['arm']!r} is not a vllm arm of config.arms")
+    check_compiled(config)
     for arm in config.get("agent", {}).get("arms", []):
         if arm not in config["arms"] or config["arms"][arm]["engine"] != "vllm":
             raise ConfigError(f"config.agent.arms: {arm!r} is not a vllm arm of config.arms")
@@ -171,6 +172,37 @@ def check_cross_fields(config: dict) -> None:
     unknown = [a for a in listed if a not in config["arms"]]
     if unknown:
         raise ConfigError(f"config.diagnostics: memory/profile arms {unknown} are not arms of config.arms")
+
+
+def check_compiled(config: dict) -> None:
+    """The compile-cost comparison needs two vLLM arms that differ only in enforce_eager, both with
+    cold reps (ready_s) and paired in the warm session (request time)."""
+    section = config.get("compiled")
+    if not section:
+        return
+    arms = config["arms"]
+    for key in ("eager", "compiled"):
+        name = section[key]
+        if name not in arms or arms[name]["engine"] != "vllm" or not arms[name]["bench"]:
+            raise ConfigError(f"config.compiled.{key}: {name!r} is not a vllm arm with bench: true")
+    eager, compiled = arms[section["eager"]], arms[section["compiled"]]
+    if not eager["enforce_eager"] or compiled["enforce_eager"]:
+        raise ConfigError(
+            f"config.compiled: {section['eager']!r} must have enforce_eager true and "
+            f"{section['compiled']!r} enforce_eager false"
+        )
+    free = ("enforce_eager", "fidelity")  # the compared arms differ in these only
+    if {k: v for k, v in eager.items() if k not in free} != {
+        k: v for k, v in compiled.items() if k not in free
+    }:
+        raise ConfigError(
+            f"config.compiled: {section['compiled']!r} must match {section['eager']!r} but for "
+            "enforce_eager (and fidelity)"
+        )
+    pair = {section["eager"], section["compiled"]}
+    chosen = config["bench"].get("warm_pairs")  # unset: every pair of benchmarked arms
+    if chosen and not any(set(p) == pair for p in chosen):
+        raise ConfigError(f"config.compiled: add {sorted(pair)} to bench.warm_pairs to pair their requests")
 
 
 def check_calibration(config: dict) -> None:

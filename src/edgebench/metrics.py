@@ -32,6 +32,7 @@ METRICS: dict[str, Metric] = {
             "warm",
         ),
         Metric("decode_tok_s", "tok/s", "higher", "tg128: generated tokens per second, EOS ignored", "warm"),
+        Metric("request_s", "s", "lower", "one warm request end to end: the prefill plus the decode", "warm"),
         Metric("ttft_s", "s", "lower", "time to first token of a fresh process's first pp512 prompt"),
         Metric("ready_s", "s", "lower", "process start (imports included) to the first servable token"),
         Metric("import_s", "s", "lower", "time spent importing the engine inside the rep process"),

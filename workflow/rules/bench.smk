@@ -140,6 +140,29 @@ rule validity:
         "../scripts/validity.py"
 
 
+rule compile_cost:
+    """Compile time (inside the compiled arm's ready_s) against the request time it saves."""
+    input:
+        cold=f"{RESULTS}/tables/bench.parquet",
+        warm=f"{RESULTS}/tables/warm.parquet",
+    output:
+        report(
+            f"{RESULTS}/tables/compile_cost.parquet",
+            caption="../report/compile_cost_table.rst",
+            category="Tables",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/compile_cost.log",
+    conda:
+        ENV_FILE
+    params:
+        compiled=config.get("compiled", {}),
+        code=code_digest("compile_cost.py"),
+        config=job_config("compile_cost.py"),
+    script:
+        "../scripts/compile_cost.py"
+
+
 rule crosscheck:
     """edgebench's samples against vLLM's own latency benchmark on one resident engine, in
     alternating rounds. A timing job: every core and the bench_slot.

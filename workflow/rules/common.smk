@@ -260,6 +260,8 @@ def get_final_output():
         charts += [f"{RESULTS}/charts/validity.{ext}" for ext in ("png", "svg", "html")]
     if config.get("crosscheck"):
         tables.append("crosscheck")
+    if config.get("compiled"):
+        tables.append("compile_cost")
     if config.get("agent"):
         tables += ["agent_trials", "agent_summary", "agent_throughput"]
         charts += [

@@ -73,6 +73,9 @@ def batching_speedup(
     import time
 
     sample = sequential_sample(tasks, trials, episodes)
+    # Same seeds as the batch, so the same prompts: with the batch's cache still warm the sample
+    # would prefill almost nothing. Both runs start from an empty cache, as after loading.
+    engine.reset_prefix_cache()
     steps = 0
     start = time.perf_counter()
     for task, trial in sample:

@@ -183,13 +183,23 @@ def prompt_elements(elements: list[Element]) -> list[Element]:
     return [e for e in elements if e in actionable or e.label not in labels]
 
 
+def history_line(action: dict) -> str:
+    """A past action in a few tokens ("click 4", "open_app Clock", 'input_text 3 "7:30"'): every
+    episode prefills its own history at every step of a batch, so its length is what batching pays
+    for; the JSON form the model replies in is in the instructions and the example."""
+    args = [action[key] for key in ("index", "name", "direction", "goal_status") if key in action]
+    if "text" in action:
+        args.append(json.dumps(action["text"]))
+    return " ".join(str(part) for part in [action["action"], *args])
+
+
 def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: int = 3) -> str:
     """A compact prompt, ordered for the engine's prefix cache: the fixed instructions (shared by
     every step of every episode), then the app and the screen (shared by every episode on the same
     screen: in a lockstep batch many are), and only then what is the episode's own: the goal and
     the last actions. A model that stops early or never stops fails, so the instructions say when
     to send a status."""
-    recent = "\n".join(json.dumps(a) for a in history[-last:]) or "none"
+    recent = "\n".join(history_line(a) for a in history[-last:]) or "none"
     package = elements[0].package if elements else ""
     return (
         "You operate an Android phone, one action per reply. Reply with exactly one JSON action, "

@@ -121,7 +121,9 @@ class VllmEngine:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=topk)
+        # ids and logprobs are all that is scored; detokenizing each of the top-k tokens of every
+        # position is most of the cost of a whole-vocabulary request
+        params = SamplingParams(temperature=0.0, max_tokens=1, prompt_logprobs=topk, detokenize=False)
         prompts = [TokensPrompt(prompt_token_ids=w) for w in windows]
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         return [
@@ -155,6 +157,12 @@ class VllmEngine:
         ]
         outputs = self.llm.generate(texts, params, use_tqdm=False)
         return [reply_prefix + out.outputs[0].text for out in outputs]
+
+    def reset_prefix_cache(self) -> None:
+        """Forget every cached prompt block, so the next requests start from the state a freshly
+        loaded engine is in."""
+        if not self.llm.reset_prefix_cache():
+            raise RuntimeError("vLLM did not reset its prefix cache (requests still running?)")
 
     def close(self) -> None:
         if self.llm is not None:

@@ -51,6 +51,7 @@ TABLE_SECTIONS = {
     "memory_ledger": "diagnostics",
     "decode_profile": "diagnostics",
     "omp_regions": "diagnostics",
+    "compile_cost": "compiled",
 }
 
 

@@ -267,6 +267,22 @@ def fidelity_compare(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame
     return ("confirmed" if observed == expected else "refuted"), evidence
 
 
+def break_even(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
+    """Compiling pays for itself (expect below) when even the slowest compiled request time the
+    interval allows recovers the compile time within the study's requests; it does not when even
+    the fastest cannot. A missing figure or an interval across the count is inconclusive."""
+    eager, compiled = item["starts_from"]["arms"][:2]
+    rows = frame[(frame["eager_arm"] == eager) & (frame["compiled_arm"] == compiled)]
+    if rows.empty or pd.isna(rows["compile_s"].iloc[0]) or pd.isna(rows["ci_low"].iloc[0]):
+        return "inconclusive", rows
+    row = rows.iloc[0]
+    pays = row["break_even_high"] <= row["study_requests"]
+    never = row["break_even_low"] > row["study_requests"]
+    if not (pays or never):
+        return "inconclusive", rows
+    return ("confirmed" if pays == (item["expect"]["direction"] == "below") else "refuted"), rows
+
+
 def no_retracted_figures(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     """H8: the retraction check (a rule every study runs, failing on any retracted figure still
     written in the repository's text) passed."""
@@ -291,5 +307,6 @@ METHODS = {
     "ci_width": ci_width,
     "fidelity_compare": fidelity_compare,
     "no_retracted_figures": no_retracted_figures,
+    "break_even": break_even,
     **CHECKS,
 }
