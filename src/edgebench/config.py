@@ -174,6 +174,11 @@ def check_cross_fields(config: dict) -> None:
         raise ConfigError(f"config.diagnostics: memory/profile arms {unknown} are not arms of config.arms")
 
 
+def _options_but(arm: dict, *ignored: str) -> dict:
+    """An arm's options without the named ones: two arms meant as twins compare equal on the rest."""
+    return {k: v for k, v in arm.items() if k not in ignored}
+
+
 def check_compiled(config: dict) -> None:
     """The compile-cost comparison needs two vLLM arms that differ only in enforce_eager, both with
     cold reps (ready_s) and paired in the warm session (request time)."""
@@ -191,10 +196,9 @@ def check_compiled(config: dict) -> None:
             f"config.compiled: {section['eager']!r} must have enforce_eager true and "
             f"{section['compiled']!r} enforce_eager false"
         )
-    free = ("enforce_eager", "fidelity")  # the compared arms differ in these only
-    if {k: v for k, v in eager.items() if k not in free} != {
-        k: v for k, v in compiled.items() if k not in free
-    }:
+    if _options_but(eager, "enforce_eager", "fidelity") != _options_but(
+        compiled, "enforce_eager", "fidelity"
+    ):
         raise ConfigError(
             f"config.compiled: {section['compiled']!r} must match {section['eager']!r} but for "
             "enforce_eager (and fidelity)"
@@ -221,9 +225,9 @@ def check_calibration(config: dict) -> None:
         )
     if not arms[cal["baseline"]]["bench"]:
         raise ConfigError(f"config.calibration.baseline: {cal['baseline']!r} must have bench: true")
-    same = {k: v for k, v in arms[cal["baseline"]].items() if k not in ("bench", "fidelity")}
-    twin = {k: v for k, v in arms[cal["twin"]].items() if k not in ("bench", "fidelity")}
-    if same != twin:
+    if _options_but(arms[cal["baseline"]], "bench", "fidelity") != _options_but(
+        arms[cal["twin"]], "bench", "fidelity"
+    ):
         raise ConfigError(
             f"config.calibration.twin: {cal['twin']!r} must match {cal['baseline']!r} but its name"
         )

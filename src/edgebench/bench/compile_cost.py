@@ -20,11 +20,6 @@ from edgebench.bench.compare import clean_values, paired_log_ratios
 from edgebench.stats import paired_estimate
 
 
-def _cold_ready(bench: pd.DataFrame, arm: str) -> pd.Series:
-    """ready_s of the arm's clean cold reps (one per round)."""
-    return clean_values(bench, arm, "ready_s")
-
-
 def _break_even(extra_ready_s: float, request_s: float, ratio: float) -> float:
     """Requests after which `extra_ready_s` is recovered, when each request takes `request_s`
     eager and `request_s / ratio` compiled (ratio > 1: compiled faster)."""
@@ -39,10 +34,12 @@ def compile_cost_row(bench: pd.DataFrame, warm: pd.DataFrame, eager: str, compil
     duets (>1 means compiled is faster, with its 95% interval), and the break-even request count
     with the interval that ratio gives. `study_requests` is how many timed requests the study sent
     to the compiled engine in its warm session: the request count the verdict is judged at."""
-    ready_e, ready_c = _cold_ready(bench, eager), _cold_ready(bench, compiled)
+    ready_e, ready_c = clean_values(bench, eager, "ready_s"), clean_values(bench, compiled, "ready_s")
+    # the median of no reps is NaN, and so is a compile time resting on it
+    median_e, median_c = float(ready_e.median()), float(ready_c.median())
+    extra = median_c - median_e
     estimate = paired_estimate(paired_log_ratios(warm, "request_s", eager, compiled))
     request_e = float(clean_values(warm, eager, "request_s").median())
-    extra = float(ready_c.median() - ready_e.median()) if len(ready_c) and len(ready_e) else math.nan
     # the fastest compiled arm the interval allows breaks even soonest, the slowest latest
     soonest = _break_even(extra, request_e, estimate.ci_high)
     latest = _break_even(extra, request_e, estimate.ci_low)
@@ -52,8 +49,8 @@ def compile_cost_row(bench: pd.DataFrame, warm: pd.DataFrame, eager: str, compil
         "compiled_arm": compiled,
         "cold_reps_eager": len(ready_e),
         "cold_reps_compiled": len(ready_c),
-        "ready_s_eager": float(ready_e.median()) if len(ready_e) else math.nan,
-        "ready_s_compiled": float(ready_c.median()) if len(ready_c) else math.nan,
+        "ready_s_eager": median_e,
+        "ready_s_compiled": median_c,
         "compile_s": extra,
         "request_s_eager": request_e,
         "pairs": estimate.n,
