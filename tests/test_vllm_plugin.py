@@ -40,3 +40,106 @@ def test_ops_fall_into_parts_and_the_prefill_cancels_out():
     short = {"_C::onednn_mm": (100.0, 10)}
     parts = step_parts(long, short, steps=10)
     assert parts["gemm"] == (100.0, 12.0) and parts["tensor_glue"] == (5.0, 4.0)
+
+
+# --- W4A8 emulation: the kernel's arithmetic, the checkpoint layouts, the guard ---------------
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from edgebench.quant.export import compressed_tensors_w4a16, gptq_tensors  # noqa: E402
+from edgebench.quant.rtn import QuantizedWeight, quantize_rtn  # noqa: E402
+from edgebench.vllm_plugin import w4a8  # noqa: E402
+
+
+def test_activation_rows_round_half_away_from_zero_with_one_scale_each():
+    x = torch.tensor([[1.0, -0.5, 0.25], [2.54, -1.27, 0.01]])
+    codes, scale = w4a8.quantize_rows_int8(x)
+    assert torch.equal(codes[0], torch.tensor([127.0, -64.0, 32.0]))  # -63.5 -> -64, 31.75 -> 32
+    assert torch.equal(codes[1], torch.tensor([127.0, -64.0, 1.0]))  # -63.5 -> -64 again
+    assert torch.allclose(scale.squeeze(1), torch.tensor([1 / 127, 2.54 / 127]))
+
+
+def test_emulated_linear_equals_integer_sums_per_group_as_the_kernel_accumulates():
+    """int32 partial sums per group, then activation scale x group scale: the kernel's order."""
+    gen = torch.Generator().manual_seed(1)
+    k, n, group = 128, 32, 64
+    codes = torch.randint(0, 16, (k, n), generator=gen)
+    zeros = torch.randint(0, 16, (k // group, n), generator=gen)
+    scales = torch.rand(k // group, n, generator=gen) * 0.05
+    x = torch.randn(3, k, generator=gen).to(torch.bfloat16)
+    bias = torch.randn(n, generator=gen)
+    out = w4a8.w4a8_linear(x, w4a8.dequantized_weight(codes, zeros, scales), bias)
+
+    xq, xs = w4a8.quantize_rows_int8(x)
+    xq = xq.to(torch.int32)
+    expected = torch.zeros(3, n)
+    for g in range(k // group):
+        rows = slice(g * group, (g + 1) * group)
+        partial = xq[:, rows] @ (codes[rows] - zeros[g]).to(torch.int32)  # exact integers
+        expected += partial.float() * scales[g]
+    expected = (expected * xs + bias).to(torch.bfloat16)
+    assert out.dtype == torch.bfloat16
+    assert torch.allclose(out.float(), expected.float(), rtol=1e-2, atol=1e-3)
+    # the zero points are used: centring on 8 instead gives another answer
+    other = w4a8.w4a8_linear(x, w4a8.dequantized_weight(codes, torch.full_like(zeros, 8), scales), bias)
+    assert not torch.allclose(out.float(), other.float(), rtol=1e-2, atol=1e-3)
+
+
+def _param(data, input_dim=None, output_dim=None):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(data=data, input_dim=input_dim, output_dim=output_dim)
+
+
+@pytest.mark.parametrize("sym", [True, False])
+def test_the_emulation_reads_both_checkpoint_layouts_back_to_their_weights(sym):
+    """GPTQ (symmetric: codes offset by 8) and compressed-tensors (zero points), as vLLM presents
+    their parameters to the CPU int4 kernel after loading."""
+    from types import SimpleNamespace
+
+    from vllm.scalar_type import scalar_types
+
+    rng = np.random.default_rng(0)
+    qw = quantize_rtn(rng.standard_normal((64, 128)).astype(np.float32), 4, 64, sym)
+    layer = SimpleNamespace()
+    if sym:
+        t = gptq_tensors("l", qw)
+        layer.qweight = _param(t["l.qweight"], input_dim=0, output_dim=1)
+        layer.scales = _param(t["l.scales"].to(torch.bfloat16), output_dim=1)
+        config = SimpleNamespace(weight_type=scalar_types.uint4b8, zero_points=False)
+        kernel = SimpleNamespace(config=config, w_q_name="qweight", w_s_name="scales", w_zp_name=None)
+    else:
+        t = compressed_tensors_w4a16("l", qw, sym=False)
+        layer.weight_packed = _param(t["l.weight_packed"], input_dim=1, output_dim=0)
+        layer.weight_scale = _param(t["l.weight_scale"], output_dim=0)
+        layer.weight_zero_point = _param(t["l.weight_zero_point"], output_dim=0)
+        config = SimpleNamespace(weight_type=scalar_types.uint4, zero_points=True)
+        kernel = SimpleNamespace(
+            config=config, w_q_name="weight_packed", w_s_name="weight_scale", w_zp_name="weight_zero_point"
+        )
+    weight = w4a8.read_int4_weight(kernel, layer)  # [in, out]
+    stored_scales = (layer.scales.data if sym else layer.weight_scale.data.t()).float().numpy()  # [g, out]
+    expected = QuantizedWeight(qw.q, stored_scales.T.copy(), qw.zeros, 4, 64).dequantize()  # [out, in]
+    np.testing.assert_allclose(weight.numpy(), expected.T, rtol=1e-6, atol=1e-6)
+
+
+def test_the_self_check_names_a_layer_that_reads_other_weights():
+    out = torch.ones(2, 4)
+    assert w4a8.self_check("QKVParallelLinear", out * 1.01, out) < 0.02
+    with pytest.raises(RuntimeError, match="layer QKVParallelLinear differs from vLLM's own kernel by 0.5"):
+        w4a8.self_check("QKVParallelLinear", out * 1.5, out)
+
+
+def test_an_emulated_w4a8_arm_runs_without_amx_and_stays_out_of_the_timings(default_config):
+    from edgebench.config import ConfigError, validate_config
+    from edgebench.engines.vllm_engine import UnsupportedArm, check_supported
+
+    arm = default_config["arms"]["vllm/rtn-w4g64-asym-w4a8emu"]
+    check_supported(arm, {"avx2"})  # no AMX needed: torch computes it
+    assert vllm_env(arm)["EDGEBENCH_W4A8_EMULATION"] == "1" and vllm_env({})["EDGEBENCH_W4A8_EMULATION"] == "0"
+    with pytest.raises(UnsupportedArm):
+        check_supported({**arm, "w4a8_emulated": False}, {"avx2"})
+    arm["bench"] = True
+    with pytest.raises(ConfigError, match=r"arms.vllm/rtn-w4g64-asym-w4a8emu: w4a8_emulated needs .* bench: false"):
+        validate_config(default_config)

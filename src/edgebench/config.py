@@ -131,6 +131,11 @@ def check_cross_fields(config: dict) -> None:
                 f"config.arms.{name}: engine {arm['engine']!r} cannot run build {arm['build']!r} "
                 f"(it runs {ENGINES[arm['engine']].builds} builds)"
             )
+        if arm.get("w4a8_emulated") and (arm["engine"] != "vllm" or not arm.get("int4_w4a8") or arm["bench"]):
+            raise ConfigError(
+                f"config.arms.{name}: w4a8_emulated needs a vllm arm with int4_w4a8: true and bench: false "
+                "(it emulates the W4A8 kernel's arithmetic; its timings are torch's, not the kernel's)"
+            )
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
     for name in [*config["gates"]["metrics"], config["bench"]["straggler_metric"]]:

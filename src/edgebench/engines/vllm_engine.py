@@ -21,6 +21,7 @@ def vllm_env(arm: dict) -> dict[str, str]:
     # Read by edgebench's vLLM plugin in every vLLM process; always set, so an engine started after
     # another arm's in the same process never inherits that arm's value.
     env["EDGEBENCH_EMBEDDING_COPIES"] = str(arm.get("embedding_copies", 3))
+    env["EDGEBENCH_W4A8_EMULATION"] = "1" if arm.get("w4a8_emulated") else "0"
     if arm.get("inject_slowdown", 0) > 0:
         env["EDGEBENCH_INJECT_SLOWDOWN"] = str(arm["inject_slowdown"])
         env["EDGEBENCH_INJECT_KIND"] = str(arm.get("inject_kind", "sleep"))
@@ -40,8 +41,9 @@ class UnsupportedArm(RuntimeError):
 
 def check_supported(arm: dict, flags: set[str]) -> None:
     """vLLM's W4A8 int4 kernel needs AMX; without it vLLM silently runs W4A16 instead, so a W4A8
-    arm on such a CPU would measure the wrong kernel under the right name."""
-    if arm.get("int4_w4a8") and not AMX_FLAGS <= flags:
+    arm on such a CPU would measure the wrong kernel under the right name. An arm that emulates
+    W4A8's arithmetic (edgebench's plugin) runs anywhere."""
+    if arm.get("int4_w4a8") and not arm.get("w4a8_emulated") and not AMX_FLAGS <= flags:
         missing = ", ".join(sorted(AMX_FLAGS - flags))
         raise UnsupportedArm(
             f"W4A8 (int4_w4a8: true) needs AMX; this CPU lacks {missing} in /proc/cpuinfo, and vLLM would "

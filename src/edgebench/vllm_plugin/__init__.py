@@ -9,6 +9,10 @@ environment asks for it, so the arm without the option is the control on the sam
   embeddings that is three copies of one matrix. `2` drops the input embedding's packed copy (a
   lookup never runs a GEMM); `1` also runs the LM head on the row-major weight, so one copy serves
   both the lookup and the logits.
+- `EDGEBENCH_W4A8_EMULATION` (arm option `w4a8_emulated`): the int4 layers compute what vLLM's
+  W4A8 kernel computes (int8 activations per row, 4-bit weights minus their group's zero point) in
+  torch, so W4A8's fidelity, symmetric or asymmetric, is measurable on a CPU without the AMX the
+  kernel needs. Every layer checks itself against vLLM's own kernel when it loads.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 
 EMBEDDING_COPIES = "EDGEBENCH_EMBEDDING_COPIES"
+W4A8_EMULATION = "EDGEBENCH_W4A8_EMULATION"
 
 
 def register() -> None:
@@ -24,3 +29,7 @@ def register() -> None:
         from edgebench.vllm_plugin.embedding import keep_embedding_copies
 
         keep_embedding_copies(int(copies))
+    if os.environ.get(W4A8_EMULATION) == "1":
+        from edgebench.vllm_plugin.w4a8 import emulate_w4a8
+
+        emulate_w4a8()
