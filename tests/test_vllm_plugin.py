@@ -137,9 +137,11 @@ def test_an_emulated_w4a8_arm_runs_without_amx_and_stays_out_of_the_timings(defa
 
     arm = default_config["arms"]["vllm/rtn-w4g64-asym-w4a8emu"]
     check_supported(arm, {"avx2"})  # no AMX needed: torch computes it
-    assert vllm_env(arm)["EDGEBENCH_W4A8_EMULATION"] == "1" and vllm_env({})["EDGEBENCH_W4A8_EMULATION"] == "0"
+    assert vllm_env(arm)["EDGEBENCH_W4A8_EMULATION"] == "1"
+    assert vllm_env({})["EDGEBENCH_W4A8_EMULATION"] == "0"
     with pytest.raises(UnsupportedArm):
         check_supported({**arm, "w4a8_emulated": False}, {"avx2"})
     arm["bench"] = True
-    with pytest.raises(ConfigError, match=r"arms.vllm/rtn-w4g64-asym-w4a8emu: w4a8_emulated needs .* bench: false"):
+    named = r"arms.vllm/rtn-w4g64-asym-w4a8emu: w4a8_emulated needs .*bench: false"
+    with pytest.raises(ConfigError, match=named):
         validate_config(default_config)

@@ -79,7 +79,8 @@ def self_check(name: str, engine_out: torch.Tensor, emulated_out: torch.Tensor) 
     if relative > SELF_CHECK_TOLERANCE:
         raise RuntimeError(
             f"edgebench W4A8 emulation: layer {name} differs from vLLM's own kernel by {relative:.4f} "
-            f"(mean relative, tolerance {SELF_CHECK_TOLERANCE}); it does not read the weights the kernel reads"
+            f"(mean relative, tolerance {SELF_CHECK_TOLERANCE}); it does not read the weights the "
+            "kernel reads"
         )
     return relative
 
