@@ -145,3 +145,21 @@ def test_an_emulated_w4a8_arm_runs_without_amx_and_stays_out_of_the_timings(defa
     named = r"arms.vllm/rtn-w4g64-asym-w4a8emu: w4a8_emulated needs .*bench: false"
     with pytest.raises(ConfigError, match=named):
         validate_config(default_config)
+
+
+def test_an_emulated_arm_gets_agent_trials_but_no_batching_row():
+    """The batching table compares timings; an emulated W4A8 arm's are torch's, so it has no row."""
+    import pandas as pd
+
+    from edgebench.agent.tables import throughput_rows
+
+    trials = pd.DataFrame(
+        {
+            "arm": ["vllm/bf16", "vllm/bf16", "vllm/rtn-w4g64-w4a8emu", "baseline/scripted"],
+            "model": "m",
+            "status": "ok",
+            "throughput_speedup": [5.0, 5.0, float("nan"), float("nan")],
+        }
+    )
+    assert [row["arm"] for row in throughput_rows(trials)] == ["vllm/bf16"]
+    assert throughput_rows(trials)[0]["speedup"] == 5.0

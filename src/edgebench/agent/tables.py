@@ -79,12 +79,16 @@ def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
 
 
 def throughput_rows(trials: pd.DataFrame) -> list[dict]:
-    """Per LLM arm: the whole lockstep batch against a sample of its episodes run one at a time."""
+    """Per LLM arm: the whole lockstep batch against a sample of its episodes run one at a time.
+    An arm without the measurement (W4A8 emulated in torch: its timings are not the kernel's) has
+    no row."""
     rows = []
     columns = [c for c in trials.columns if c.startswith("throughput_")]
     llm = trials[(trials["status"] == "ok") & ~trials["arm"].str.startswith("baseline/")]
     for arm, frame in llm.groupby("arm", sort=True):
         first = frame.iloc[0]
+        if "throughput_speedup" not in frame or pd.isna(first["throughput_speedup"]):
+            continue
         rows.append(
             {
                 "arm": arm,
