@@ -90,3 +90,16 @@ def test_ranking_separates_where_greedy_ties():
         ranking.loc["llamacpp/q4_1", "greedy_ties_next"]
         and ranking.loc["llamacpp/q4_1", "kl_separated_from_next"]
     )
+
+
+def test_arms_score_on_their_own_thread_count_and_vllm_unpinned():
+    """Two arms score side by side: a vLLM engine must not pin itself to the cores the other uses."""
+    from edgebench.engines.vllm_engine import vllm_env
+    from edgebench.fidelity.score import scoring_arm
+
+    vllm = scoring_arm({"engine": "vllm", "build": "reference", "threads_bind": "0-1", "threads": 2}, 1)
+    assert vllm["threads"] == 1 and vllm["threads_bind"] == "nobind"
+    env = vllm_env(vllm)
+    assert env["OMP_NUM_THREADS"] == "1" and env["VLLM_CPU_OMP_THREADS_BIND"] == "nobind"
+    hf = scoring_arm({"engine": "hf", "build": "reference", "threads": 2}, 1)
+    assert hf == {"engine": "hf", "build": "reference", "threads": 1}

@@ -49,7 +49,7 @@ rule fidelity_arm:
         f"{RESULTS}/logs/fidelity/{{engine}}/{{label}}.log",
     conda:
         ENV_FILE
-    threads: MACHINE_CORES
+    threads: config["fidelity"]["threads_per_arm"]
     params:
         code=code_digest("fidelity_arm.py"),
         config=job_config("fidelity_arm.py"),

@@ -148,6 +148,15 @@ def positions_frame(arm_name: str, windows: list[dict], per_position: dict) -> p
     )
 
 
+def scoring_arm(arm_cfg: dict, threads: int) -> dict:
+    """The arm as fidelity runs it: `threads` threads, and a vLLM engine not pinned to cores, so
+    that arms can score side by side (log-probs do not depend on where or beside what they run)."""
+    arm = {**arm_cfg, "threads": threads}
+    if arm["engine"] == "vllm":
+        arm["threads_bind"] = "nobind"
+    return arm
+
+
 def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, vocab: int) -> None:
     if ENGINES[engine.name].fidelity_full_vocab:  # the exact subset asks for every token's logprob
         engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8, max_logprobs=vocab)
@@ -171,9 +180,9 @@ def run_fidelity_arm(
     from edgebench.engines import make_engine
 
     settings = config["fidelity"]
-    arm_cfg = config["arms"][arm_name]
+    arm_cfg = scoring_arm(config["arms"][arm_name], int(settings["threads_per_arm"]))
     row = arm_row(config, arm_name, code_digest=code_digest)
-    row.update(topk=int(settings["topk"]))
+    row.update(topk=int(settings["topk"]), threads=arm_cfg["threads"])
     corpus = json.loads(Path(windows_json).read_text())
     windows, greedy_prompts = corpus["windows"], corpus["greedy_prompts"]
     expected_greedy = json.loads(Path(reference_greedy_json).read_text())
