@@ -89,7 +89,12 @@ def test_warm_session_runs_every_duet_every_round_in_a_recorded_shuffled_order(s
 
 def test_fidelity_table_scores_every_vllm_arm(study):
     fidelity = pd.read_parquet(study / "results" / "tables" / "fidelity.parquet")
-    assert set(fidelity["arm"]) == {"vllm/bf16", "vllm/gptq-w4g64-w4a16", "vllm/bf16-emb1"}
+    assert set(fidelity["arm"]) == {
+        "vllm/bf16",
+        "vllm/gptq-w4g64-w4a16",
+        "vllm/gptq-w4g64-w4a8emu",
+        "vllm/bf16-emb1",
+    }
     assert (fidelity["status"] == "ok").all(), fidelity[["arm", "error"]].to_string()
     assert (fidelity["positions"] >= 500).all()
     bf16 = fidelity.set_index("arm").loc["vllm/bf16"]
@@ -115,6 +120,22 @@ def test_one_embedding_copy_keeps_the_engines_output(study):
     assert noise == 0 or 10 * math.log10(signal / noise) > 30
     verdicts = pd.read_parquet(study / "results" / "tables" / "verdicts.parquet").set_index("id")
     assert verdicts.loc["one-embedding-copy", "verdict"] == "confirmed"
+
+
+def test_emulated_w4a8_checks_itself_in_vllm_and_moves_the_output_a_little(study):
+    """The W4A8 emulation on the W4A16 arm's own GPTQ build: it ran inside vLLM (its log line),
+    every int4 layer passed the load-time check against vLLM's kernel (a failing one fails the
+    arm's row), and int8 activations change every log-prob a little (not zero: the emulation ran;
+    not much: the same weights)."""
+    log = study / "results" / "logs" / "fidelity" / "vllm" / "gptq-w4g64-w4a8emu.log"
+    assert "W4A8 arithmetic emulated" in log.read_text()
+    raw = study / "results" / "raw" / "fidelity" / "vllm"
+    w4a16 = pd.read_parquet(raw / "gptq-w4g64-w4a16" / "positions.parquet")
+    emulated = pd.read_parquet(raw / "gptq-w4g64-w4a8emu" / "positions.parquet")
+    assert (w4a16[["doc", "position"]].values == emulated[["doc", "position"]].values).all()
+    signal = (w4a16["logprob_arm_token"] ** 2).sum()
+    noise = ((emulated["logprob_arm_token"] - w4a16["logprob_arm_token"]) ** 2).sum()
+    assert noise > 0 and 10 * math.log10(signal / noise) > 15
 
 
 def test_decode_profile_parts_add_up_and_price_openmp_regions(study):
