@@ -107,17 +107,24 @@ def test_fidelity_table_scores_every_vllm_arm(study):
     assert len(positions) == bf16["positions"] and positions["kl"].ge(0).all()
 
 
+def token_logprob_snr(study, control_label: str, other_label: str) -> tuple[float, float]:
+    """Squared difference of two vLLM arms' log-probs of the scored tokens (same positions), and
+    the control's signal over it in dB."""
+    raw = study / "results" / "raw" / "fidelity" / "vllm"
+    control = pd.read_parquet(raw / control_label / "positions.parquet")
+    other = pd.read_parquet(raw / other_label / "positions.parquet")
+    assert (control[["doc", "position"]].values == other[["doc", "position"]].values).all()
+    signal = (control["logprob_arm_token"] ** 2).sum()
+    noise = ((other["logprob_arm_token"] - control["logprob_arm_token"]) ** 2).sum()
+    return noise, (10 * math.log10(signal / noise) if noise > 0 else math.inf)
+
+
 def test_one_embedding_copy_keeps_the_engines_output(study):
     """edgebench's vLLM plugin arm (embedding_copies 1: the LM head reads the lookup's row-major
     weight) against vLLM's own on the same positions: the log-prob of every scored token agrees to
     better than 30 dB SNR, and the KL against the reference is no worse."""
-    raw = study / "results" / "raw" / "fidelity" / "vllm"
-    control = pd.read_parquet(raw / "bf16" / "positions.parquet")
-    plugin = pd.read_parquet(raw / "bf16-emb1" / "positions.parquet")
-    assert (control[["doc", "position"]].values == plugin[["doc", "position"]].values).all()
-    signal = (control["logprob_arm_token"] ** 2).sum()
-    noise = ((plugin["logprob_arm_token"] - control["logprob_arm_token"]) ** 2).sum()
-    assert noise == 0 or 10 * math.log10(signal / noise) > 30
+    noise, snr_db = token_logprob_snr(study, "bf16", "bf16-emb1")
+    assert noise == 0 or snr_db > 30
     verdicts = pd.read_parquet(study / "results" / "tables" / "verdicts.parquet").set_index("id")
     assert verdicts.loc["one-embedding-copy", "verdict"] == "confirmed"
 
@@ -129,13 +136,8 @@ def test_emulated_w4a8_checks_itself_in_vllm_and_moves_the_output_a_little(study
     not much: the same weights)."""
     log = study / "results" / "logs" / "fidelity" / "vllm" / "gptq-w4g64-w4a8emu.log"
     assert "W4A8 arithmetic emulated" in log.read_text()
-    raw = study / "results" / "raw" / "fidelity" / "vllm"
-    w4a16 = pd.read_parquet(raw / "gptq-w4g64-w4a16" / "positions.parquet")
-    emulated = pd.read_parquet(raw / "gptq-w4g64-w4a8emu" / "positions.parquet")
-    assert (w4a16[["doc", "position"]].values == emulated[["doc", "position"]].values).all()
-    signal = (w4a16["logprob_arm_token"] ** 2).sum()
-    noise = ((emulated["logprob_arm_token"] - w4a16["logprob_arm_token"]) ** 2).sum()
-    assert noise > 0 and 10 * math.log10(signal / noise) > 15
+    noise, snr_db = token_logprob_snr(study, "gptq-w4g64-w4a16", "gptq-w4g64-w4a8emu")
+    assert noise > 0 and snr_db > 15
 
 
 def test_decode_profile_parts_add_up_and_price_openmp_regions(study):
