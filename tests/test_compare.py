@@ -38,7 +38,8 @@ def test_one_clean_pair_judges_nothing():
     assert row["rounds"] == 1 and row["ratio"] == pytest.approx(1.5)
     assert row["verdict"] == "too few pairs" and np.isnan(row["ci_low"])
     gate = gate_rows(frame, "a", ["decode_tok_s"], GATES)[0]
-    assert gate["status"] == "ungateable" and gate["pairs"] == 1
+    assert gate["status"] == "too few pairs" and gate["pairs"] == 1  # lost samples, not wide noise
+    assert gate["contended_samples"] == 1 and gate["failed_samples"] == 0
     frame.loc[frame["arm"] == "b", "status"] = "contended"
     assert compare_rows(frame, "a", ["decode_tok_s"])[0]["verdict"] == "no clean pairs"
 

@@ -63,6 +63,10 @@ def test_paired_ratio_verdicts_come_from_the_sequential_analysis():
     )
     verdict, evidence = evaluate(item, noisy, [])[:2]
     assert verdict == "ungateable" and evidence["mde"].iloc[0] > 0.025
+    lost = faster.copy()
+    lost.loc[(lost["arm"] == "cand") & (lost["round"] > 0), "status"] = "contended"
+    verdict, evidence = evaluate(item, lost, [])[:2]
+    assert verdict == "too few pairs" and evidence["contended_samples"].iloc[0] == 5
 
 
 def test_retracted_rows_are_marked_and_never_used(tmp_path):
@@ -185,13 +189,16 @@ def test_an_arm_that_could_not_run_makes_the_item_unmeasurable_and_says_why():
     assert evidence.to_dict("records") == [{"arm": "b", "failed_rows": 4, "error": "W4A8 needs AMX"}]
 
 
-def test_a_w4a8_arm_without_amx_refuses_to_load_by_name():
+def test_an_int4_arm_refuses_to_load_by_the_flag_its_kernel_lacks():
     from edgebench.engines.vllm_engine import UnsupportedArm, check_supported
 
-    with pytest.raises(UnsupportedArm, match="needs AMX; this CPU lacks amx_int8, amx_tile"):
+    with pytest.raises(UnsupportedArm, match="W4A8.*this CPU lacks amx_int8, amx_tile"):
         check_supported({"int4_w4a8": True}, {"avx512f", "avx2"})
-    check_supported({"int4_w4a8": True}, {"amx_tile", "amx_int8", "avx512f"})
-    check_supported({"int4_w4a8": False}, set())
+    with pytest.raises(UnsupportedArm, match="W4A16.*this CPU lacks avx512f"):
+        check_supported({"int4_w4a8": False}, {"avx2"})
+    assert check_supported({"int4_w4a8": True}, {"amx_tile", "amx_int8", "avx512f"}) == "int4_scaled_mm_cpu"
+    assert check_supported({"int4_w4a8": False}, {"avx2", "avx512f"}) == "cpu_gemm_wna16"
+    assert check_supported({}, {"avx2"}, {"method": "tiny-random", "bits": 16}) == "vllm_bf16"
 
 
 def agent_pairs(reference: list[tuple[bool, bool]], candidate: list[tuple[bool, bool]]) -> pd.DataFrame:

@@ -3,6 +3,9 @@ sample, a killed arm process turning into failed rows while the rounds go on."""
 
 import itertools
 import json
+import multiprocessing
+import os
+import time
 
 from edgebench.bench.session import SessionSettings, round_order, run_session
 
@@ -67,10 +70,79 @@ def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path):
     ):
         first, second = list(group)
         assert first["partner"] == second["arm"] and second["partner"] == first["arm"]
-        assert {first["core"], second["core"]} == {0, 1} and first["wall_s"] == second["wall_s"]
+        assert {first["core"], second["core"]} == {0, 1} and first["pair_wall_s"] == second["pair_wall_s"]
+        assert max(first["wall_s"], second["wall_s"]) <= first["pair_wall_s"]
         assert first["status"] == second["status"] == "ok", first["error"]
         assert first["decode_tok_s"] > 0 and second["decode_tok_s"] > 0
     assert {(row["arm"], row["partner"]) for row in rows if row["arm"] == "hf/a"} == {
         ("hf/a", "hf/b"),
         ("hf/a", "hf/c"),
     }
+
+
+def _low_priority_busy_loop(cores, seconds):
+    os.nice(19)
+    os.sched_setaffinity(0, cores)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def _hogs(cores_each, seconds=240.0, low_priority=True):
+    target = _low_priority_busy_loop if low_priority else _busy_loop
+    context = multiprocessing.get_context("spawn")
+    hogs = [context.Process(target=target, args=(cores, seconds), daemon=True) for cores in cores_each]
+    for hog in hogs:
+        hog.start()
+    return hogs
+
+
+def _busy_loop(cores, seconds):
+    os.sched_setaffinity(0, cores)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def _duet(tiny_model, tmp_path, rounds):
+    specs = {
+        "hf/fast": hf_spec(tiny_model, {**BENCH, "decode_tokens": 8}),
+        "hf/slow": hf_spec(tiny_model, {**BENCH, "prefill_tokens": 96, "decode_tokens": 96}),
+    }
+    settings = SessionSettings(
+        rounds=rounds,
+        seed=3,
+        cores=[0, 1],
+        timeout_s=120,
+        contention_limit=0.1,
+        design="duet",
+        pairs=[("hf/fast", "hf/slow")],
+    )
+    return run_session(specs, settings, tmp_path, progress=lambda message: None)
+
+
+def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(tiny_model, tmp_path):
+    """A low-priority busy loop on every core takes what an arm leaves idle; the arm that finishes
+    first must not be charged for the time its partner still runs."""
+    hogs = _hogs([[0], [1]])
+    try:
+        rows = _duet(tiny_model, tmp_path, rounds=2)
+    finally:
+        for hog in hogs:
+            hog.kill()
+    fast = [r for r in rows if r["arm"] == "hf/fast"]
+    slow = [r for r in rows if r["arm"] == "hf/slow"]
+    assert all(f["wall_s"] < s["wall_s"] for f, s in zip(fast, slow, strict=True))  # fast finishes first
+    assert [r["status"] for r in fast] == [r["status"] for r in slow] == ["ok", "ok"], rows
+
+
+def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(tiny_model, tmp_path):
+    hogs = _hogs([[0]], low_priority=False)
+    try:
+        rows = _duet(tiny_model, tmp_path, rounds=2)
+    finally:
+        for hog in hogs:
+            hog.kill()
+    assert {r["core"] for r in rows if r["status"] == "contended"} == {0}
+    assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
+    assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows

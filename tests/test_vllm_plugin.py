@@ -136,11 +136,13 @@ def test_an_emulated_w4a8_arm_runs_without_amx_and_stays_out_of_the_timings(defa
     from edgebench.engines.vllm_engine import UnsupportedArm, check_supported
 
     arm = default_config["arms"]["vllm/rtn-w4g64-asym-w4a8emu"]
-    check_supported(arm, {"avx2"})  # no AMX needed: torch computes it
+    check_supported(arm, {"avx2", "avx512f"})  # no AMX needed: torch computes it
+    with pytest.raises(UnsupportedArm, match="lacks avx512f"):  # it loads through vLLM's int4 GEMM
+        check_supported(arm, {"avx2"})
     assert vllm_env(arm)["EDGEBENCH_W4A8_EMULATION"] == "1"
     assert vllm_env({})["EDGEBENCH_W4A8_EMULATION"] == "0"
     with pytest.raises(UnsupportedArm):
-        check_supported({**arm, "w4a8_emulated": False}, {"avx2"})
+        check_supported({**arm, "w4a8_emulated": False}, {"avx2", "avx512f"})
     arm["bench"] = True
     named = r"arms.vllm/rtn-w4g64-asym-w4a8emu: w4a8_emulated needs .*bench: false"
     with pytest.raises(ConfigError, match=named):

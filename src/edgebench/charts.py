@@ -97,7 +97,7 @@ def gates_chart(frame: pd.DataFrame) -> alt.Chart:
         color=alt.Color(
             "status:N",
             scale=alt.Scale(
-                domain=["pass", "fail", "inconclusive", "ungateable"],
+                domain=["pass", "fail", "inconclusive", "ungateable", "too few pairs"],
                 range=["#2ca02c", "#d62728", "#ff7f0e", "#7f7f7f"],
             ),
         ),

@@ -1,4 +1,5 @@
-"""Rotated arm order: no arm always runs first or last."""
+"""Cold-rep arm order from a Williams design: every arm at every position over a full cycle, and
+each arm preceded by every other arm equally often, so neither position nor carry-over favours one."""
 
 from __future__ import annotations
 
@@ -15,14 +16,27 @@ class Slot:
     sequence: int
 
 
+def williams_row(k: int, row: int) -> list[int]:
+    """Row `row` of a Williams design for k treatments. Even k: a k x k Latin square balanced for
+    first-order carry-over; odd k needs the square and its mirror image (2k rows)."""
+    first, low, high = [0], 1, k - 1
+    while len(first) < k:
+        first.append(low)
+        low += 1
+        if len(first) < k:
+            first.append(high)
+            high -= 1
+    cycle = k if k % 2 == 0 else 2 * k
+    r = row % cycle
+    shifted = [(t + r) % k for t in first]
+    return shifted[::-1] if r >= k else shifted
+
+
 def round_order(arms: list[str], round_index: int) -> list[str]:
-    """Round r starts at arm r mod k; odd rounds run the rotated order reversed."""
+    """Round r runs the arms in Williams row r: from the second round on, each arm has moved."""
     if not arms:
         raise ValueError("a schedule needs at least one arm")
-    k = len(arms)
-    start = round_index % k
-    rotated = arms[start:] + arms[:start]
-    return rotated[::-1] if round_index % 2 else rotated
+    return [arms[i] for i in williams_row(len(arms), round_index)]
 
 
 def schedule(arms: list[str], rounds: int) -> list[Slot]:
@@ -43,8 +57,3 @@ def find_slot(arms: list[str], rounds: int, arm: str, rep: int) -> tuple[Slot, S
         if slot.arm == arm and slot.round == rep:
             return slot, (slots[slot.sequence - 1] if slot.sequence else None)
     raise KeyError(f"arm {arm!r} rep {rep} is not in the schedule of {rounds} rounds over {arms}")
-
-
-def previous_slot(arms: list[str], rounds: int, arm: str, rep: int) -> Slot | None:
-    """The slot that must finish before (arm, rep) starts; None for the first slot."""
-    return find_slot(arms, rounds, arm, rep)[1]

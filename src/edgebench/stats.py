@@ -169,6 +169,9 @@ def look_schedule(available: int, look_every: int, max_rounds: int) -> list[int]
     return planned
 
 
+TOO_FEW_PAIRS = "too few pairs"  # no verdict because samples were lost, not because the noise is wide
+
+
 @dataclass(frozen=True)
 class SequentialResult:
     """Outcome of a group-sequential paired analysis at the look where it stopped."""
@@ -239,8 +242,10 @@ def sequential_paired(
 def gate_outcome(result: SequentialResult, tolerance: float) -> str:
     """A gate over a sequential result (run with `equivalence_first`): `pass` (shown within the
     tolerance, or better), `fail` (a slowdown shown, and not shown within the tolerance),
-    `ungateable` when undecided and the noise floor (MDE) is wider than the tolerance, else
-    `inconclusive`."""
+    `too few pairs` when fewer than two pairs were clean (nothing was looked at), `ungateable` when
+    undecided and the noise floor (MDE) is wider than the tolerance, else `inconclusive`."""
+    if result.looks_taken == 0:
+        return TOO_FEW_PAIRS
     if result.decision in ("same", "better"):
         return "pass"
     if result.decision == "worse":

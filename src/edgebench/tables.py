@@ -36,6 +36,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
         "partner",
         "core",
         "settle_s",
+        "pair_wall_s",
         "stolen_frac",
         "cpu_s",
         "runqueue_wait_s",

@@ -142,6 +142,16 @@ def gate_row(frame: pd.DataFrame, baseline: str, candidate: str, name: str, gate
         "tolerance": tolerance,
         "decision": result.decision,
         "status": gate_outcome(result, tolerance),
+        **lost_samples(frame, [baseline, candidate]),
+    }
+
+
+def lost_samples(frame: pd.DataFrame, arms: list[str]) -> dict:
+    """How many of the arms' samples were contended or failed: why a pair count is short."""
+    rows = frame[frame["arm"].isin(arms)]
+    return {
+        "contended_samples": int((rows["status"] == "contended").sum()),
+        "failed_samples": int((rows["status"] == "failed").sum()),
     }
 
 

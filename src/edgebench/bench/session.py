@@ -222,6 +222,52 @@ def duet_placement(pair: tuple[str, str], cores: list[int], round_index: int) ->
     return {first: [cores[0]], second: [cores[1]]}
 
 
+@dataclass
+class Arrival:
+    """When one arm's reply came in, and the machine's counters at that moment: the end of the
+    arm's own active interval."""
+
+    at: float
+    cpu: dict
+    own_ticks: int
+    wait_ns: int
+
+
+def receive_each(group: list[ArmProcess], timeout_s: float) -> tuple[dict, dict, dict[str, Arrival]]:
+    """Every arm's reply as it arrives, so each arm's interval ends when its own work does, never
+    when its partner's does (an idle core would otherwise count against the faster arm)."""
+    pending = {arm.proc.stdout: arm for arm in group}
+    replies, errors, arrivals = {}, {}, {}
+    deadline = time.perf_counter() + timeout_s
+    while pending:
+        ready, _, _ = select.select(list(pending), [], [], max(deadline - time.perf_counter(), 0.0))
+        if not ready:  # every arm still out of time
+            for arm in pending.values():
+                errors[arm.name] = _failure(arm, f"no answer within {timeout_s:.0f} s")
+            break
+        for stream in ready:
+            arm = pending.pop(stream)
+            try:
+                replies[arm.name] = arm.receive(0.0)
+            except ArmFailed as error:
+                errors[arm.name] = str(error)
+            arrivals[arm.name] = Arrival(
+                time.perf_counter(),
+                read_proc_stat(),
+                tree_cpu_ticks(arm.proc.pid, arm.tree),
+                tree_runqueue_wait_ns(arm.tree),
+            )
+    return replies, errors, arrivals
+
+
+def _failure(arm: ArmProcess, reason: str) -> str:
+    try:
+        arm._fail(reason)
+    except ArmFailed as error:
+        return str(error)
+    return reason
+
+
 def measure_together(
     group: list[ArmProcess],
     placement: dict[str, list[int]],
@@ -230,8 +276,9 @@ def measure_together(
     settings: SessionSettings,
 ) -> dict[str, dict]:
     """The arms of a group (one arm, or a duet) warm up, then sample at the same time, each pinned
-    to its cores; per arm the parent's view of CPU, run-queue wait, steal and the guard's verdict.
-    An arm whose sample fails gets a failed row; its partner's sample still counts."""
+    to its cores; per arm, over its own active interval, the parent's view of CPU, run-queue wait,
+    steal and the guard's verdict. An arm whose sample fails gets a failed row; its partner's
+    sample still counts."""
     for arm in group:
         set_tree_affinity(arm.tree, placement[arm.name])
     for arm in group:
@@ -246,29 +293,24 @@ def measure_together(
     t0 = time.perf_counter()
     for arm in group:
         arm.send({"op": "sample", "index": index})
-    replies, errors = {}, {}
-    for arm in group:
-        try:
-            replies[arm.name] = arm.receive(settings.timeout_s)
-        except ArmFailed as error:
-            errors[arm.name] = str(error)
-    wall_s = time.perf_counter() - t0
-    cpu_after = read_proc_stat()
+    replies, errors, arrivals = receive_each(group, settings.timeout_s)
+    pair_wall_s = time.perf_counter() - t0
     idle_cpu = (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS
     out = {}
     for arm in group:
-        cores = placement[arm.name]
         if arm.name in errors:
             out[arm.name] = {"status": "failed", "error": errors[arm.name]}
             continue
-        own = tree_cpu_ticks(arm.proc.pid, arm.tree) - ticks_before[arm.name]
-        stolen = stolen_fraction(cpu_before, cpu_after, cores, own, wall_s)
+        cores, end = placement[arm.name], arrivals[arm.name]
+        wall_s, own = end.at - t0, end.own_ticks - ticks_before[arm.name]
+        stolen = stolen_fraction(cpu_before, end.cpu, cores, own, wall_s)
         out[arm.name] = {
             **replies[arm.name],
             "wall_s": wall_s,
+            "pair_wall_s": pair_wall_s,
             "cpu_s": own / CLOCK_TICKS,
-            "runqueue_wait_s": (tree_runqueue_wait_ns(arm.tree) - waits_before[arm.name]) / 1e9,
-            "steal_s": sum(cpu_after[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
+            "runqueue_wait_s": (end.wait_ns - waits_before[arm.name]) / 1e9,
+            "steal_s": sum(end.cpu[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
             "idle_engines_cpu_s": idle_cpu,
             "stolen_frac": stolen,
             "status": "contended" if stolen > settings.contention_limit else "ok",

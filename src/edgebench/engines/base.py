@@ -54,5 +54,10 @@ class Engine(Protocol):
 
 
 def apply_env(extra: dict[str, str]) -> None:
+    """Every engine process calls this before its engine loads: the environment, and AMX tile
+    permission (a process that runs AMX code without asking first dies with SIGILL)."""
+    from edgebench.isa import request_amx_permission
+
     for key, value in {**BASE_ENV, **extra}.items():
         os.environ[key] = value
+    request_amx_permission()

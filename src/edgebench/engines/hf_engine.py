@@ -12,6 +12,7 @@ class HfEngine:
 
     def __init__(self) -> None:
         self.model = None
+        self.kernel = "hf_torch"
 
     def import_engine(self) -> None:
         import torch  # noqa: F401

@@ -1,8 +1,9 @@
 """llama.cpp through llama-cpp-python: the peer engine users would pick instead.
 
 `use_extra_bufts: false` (an arm option, recorded with every row) turns off llama.cpp's extra
-buffer types (weight repacking): on this virtual machine Q4/Q8 models crash with SIGILL in the
-AMX path unless it is off.
+buffer types (weight repacking, and its AMX path on a CPU with AMX): that path has been seen to die
+with SIGILL on an AMX CPU even with tile permission granted, so it stays off unless an arm asks.
+The path an arm ran is recorded as its kernel.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class LlamaCppEngine:
 
     def __init__(self) -> None:
         self.llm = None
+        self.kernel = ""
 
     def import_engine(self) -> None:
         import llama_cpp  # noqa: F401
@@ -46,7 +48,9 @@ class LlamaCppEngine:
         from llama_cpp import Llama
 
         threads = int(arm.get("threads", 1))
-        with _model_params(bool(arm.get("use_extra_bufts", False))):
+        extra_bufts = bool(arm.get("use_extra_bufts", False))
+        self.kernel = "llamacpp_cpu_repacked" if extra_bufts else "llamacpp_cpu"
+        with _model_params(extra_bufts):
             self.llm = Llama(
                 model_path=f"{build_dir}/model.gguf",
                 n_ctx=max(max_model_len, 64),

