@@ -172,3 +172,102 @@ def test_the_workflow_refuses_bad_input_before_touching_results(tmp_path, case):
     assert expected[case] in run.stdout + run.stderr
     assert sorted(p.relative_to(workdir) for p in (workdir / "results").rglob("*")) == before
     assert done.read_bytes() == b"computed earlier"
+
+
+# --- inputs that used to be accepted silently: each class refused in one line naming key and value
+
+
+@FAST
+@given(st.sampled_from(["bench", "gates", "arms"]))
+def test_a_key_given_twice_in_one_file_is_refused_with_its_line(tmp_path_factory, section):
+    path = tmp_path_factory.mktemp("dup") / "study.yaml"
+    text = (ROOT / ".test" / "config" / "config.yaml").read_text()
+    if section == "arms":  # the same arm twice inside arms:
+        text = text.replace("arms:\n", "arms:\n  hf/bf16:\n    engine: hf\n    build: reference\n", 1)
+        key = "hf/bf16"
+    else:
+        text += f"{section}:\n  {next(iter(GOOD[section]))}: 1\n"
+        key = section
+    message = refused(lambda: read_config_file(path.write_text(text) and path))
+    assert message.startswith(f"{path}:") and f"key {key!r} given twice" in message, message
+
+
+NAN_KEYS = [("gates", "tolerance"), ("bench", "contention_limit"), ("arms", "vllm/bf16-slow", "inject_slowdown")]
+
+
+@FAST
+@given(st.sampled_from(NAN_KEYS), st.sampled_from([float("nan"), float("inf"), float("-inf")]))
+def test_nan_and_infinities_are_refused_naming_the_key(path, value):
+    message = refused(lambda: validate_config(set_at(GOOD, path, value)))
+    assert ".".join(path) in message and str(value) in message, message
+
+
+@FAST
+@given(
+    st.sampled_from([("gates", "tolerance"), ("verify", "tolerance"), ("expect", "threshold")]),
+    st.sampled_from([float("nan"), float("inf")]),
+)
+def test_nan_in_a_roadmap_is_refused_naming_the_key(where, value):
+    roadmap = copy.deepcopy(ROADMAP)
+    item = next(i for i in roadmap["items"] if i.get("verify", {}).get("method") == "paired_ratio")
+    item.setdefault(where[0], {})[where[1]] = value
+    message = refused(lambda: validate_roadmap(roadmap, GOOD["arms"]))
+    assert where[1] in message and str(value) in message, message
+
+
+@FAST
+@given(
+    st.sampled_from([("bench", "rounds"), ("bench", "warm_rounds"), ("agent", "trials")]),
+    st.integers(min_value=401, max_value=10**12),
+)
+def test_counts_above_their_documented_maximum_are_refused(path, count):
+    message = refused(lambda: validate_config(set_at(GOOD, path, count)))
+    assert ".".join(path) in message and str(count) in message and "maximum" in message, message
+
+
+@FAST
+@given(st.integers(min_value=2, max_value=63))
+def test_cores_that_do_not_exist_and_threads_above_the_cores_are_refused(extra):
+    from edgebench.config import check_machine
+
+    config = validate_config(GOOD)
+    cores = [0, 1]
+    message = refused(lambda: check_machine(set_at(config, ("bench", "cpus"), [0, extra]), cores))
+    assert "config.bench.cpus" in message and str(extra) in message, message
+    arm = ("arms", "hf/bf16", "threads")
+    message = refused(lambda: check_machine(set_at(config, arm, extra + 1), cores))
+    assert "config.arms.hf/bf16.threads" in message and f"{extra + 1} threads on 2" in message, message
+    check_machine(config, cores)  # the shipped test study fits two cores
+
+
+@pytest.mark.parametrize("folder", ["results/..", "results/../..", "results/./x", "results/a/../../src"])
+def test_a_results_folder_outside_results_is_refused(folder):
+    message = refused(lambda: validate_config(set_at(GOOD, ("results_dir",), folder)))
+    assert "config.results_dir" in message and folder in message, message
+
+
+def test_a_roadmap_metric_typo_and_a_fidelity_item_on_an_unscored_arm_are_refused():
+    roadmap = copy.deepcopy(ROADMAP)
+    item = next(i for i in roadmap["items"] if i["starts_from"]["table"] == "fidelity")
+    item["starts_from"]["metric"] = "kl_meen"
+    message = refused(lambda: validate_roadmap(roadmap, GOOD["arms"]))
+    assert "'kl_meen'" in message and item["id"] in message, message
+    roadmap = copy.deepcopy(ROADMAP)
+    item = next(i for i in roadmap["items"] if i["starts_from"]["table"] == "fidelity")
+    item["starts_from"]["arms"] = ["hf/bf16"]  # fidelity: false in the test study
+    message = refused(lambda: validate_roadmap(roadmap, GOOD["arms"]))
+    assert "hf/bf16" in message and "fidelity: false" in message, message
+
+
+def test_study_and_overlay_paths_are_named_when_missing_a_folder_or_wrong(tmp_path):
+    from edgebench.config import study_config
+
+    base = ROOT / ".test" / "config" / "config.yaml"
+    missing = tmp_path / "missing.yaml"
+    assert str(missing) in refused(lambda: study_config(base, {"study": str(missing)}))
+    assert "is a folder" in refused(lambda: study_config(base, {"study": str(tmp_path)}))
+    assert "is a folder" in refused(lambda: study_config(base, {"overlays": str(tmp_path)}))
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("bench:\n  warm_roundz: 4\n")
+    message = refused(lambda: study_config(base, {"overlays": str(overlay)}))
+    assert message.startswith(f"{overlay}:") and "warm_roundz" in message, message

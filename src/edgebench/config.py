@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import math
+import os
+import re
 from pathlib import Path
 
 import jsonschema
@@ -63,6 +66,7 @@ def _fill_defaults(schema: dict, value: object) -> None:
 def validate_config(config: dict, schema: dict | None = None) -> dict:
     """Validated copy of the config with defaults filled; raises ConfigError naming the key."""
     schema = schema or load_schema()
+    check_finite(config, "config")
     problems = schema_errors(config, schema, "config")
     if problems:
         raise ConfigError(f"invalid config: {problems}")
@@ -114,9 +118,7 @@ def check_builds(config: dict) -> None:
             )
 
 
-def check_cross_fields(config: dict) -> None:
-    """Rules a JSON schema cannot say: references between sections."""
-    check_builds(config)
+def check_arms(config: dict) -> None:
     for name, arm in config["arms"].items():
         if arm["build"] != "reference" and arm["build"] not in config["builds"]:
             raise ConfigError(
@@ -138,6 +140,34 @@ def check_cross_fields(config: dict) -> None:
             )
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
+
+
+def usable_cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def check_machine(config: dict, cores: list[int] | None = None) -> None:
+    """Cores that exist and thread counts that fit them: a rep pinned to a missing core runs
+    elsewhere while its row records the core it was asked for."""
+    cores = usable_cores() if cores is None else cores
+    missing = sorted(set(config["bench"].get("cpus") or []) - set(cores))
+    if missing:
+        raise ConfigError(f"config.bench.cpus: cores {missing} do not exist here (usable: {cores})")
+    counts = {f"arms.{n}.threads": a["threads"] for n, a in config["arms"].items() if "threads" in a}
+    counts["fidelity.threads_per_arm"] = config["fidelity"]["threads_per_arm"]
+    for i, t in enumerate(config["diagnostics"]["kernels"]["threads"]):
+        counts[f"diagnostics.kernels.threads[{i}]"] = t
+    for key, threads in counts.items():
+        if threads > len(cores):
+            raise ConfigError(f"config.{key}: {threads} threads on {len(cores)} usable cores")
+    parts = config["results_dir"].split("/")
+    if ".." in parts or "." in parts:
+        raise ConfigError(
+            f"config.results_dir: {config['results_dir']!r} leaves results/ (no '.' or '..' segments)"
+        )
+
+
+def check_metrics(config: dict) -> None:
     for name in [*config["gates"]["metrics"], config["bench"]["straggler_metric"]]:
         if name not in METRICS:
             raise ConfigError(f"config: metric {name!r} is not in the registry ({sorted(METRICS)})")
@@ -149,7 +179,9 @@ def check_cross_fields(config: dict) -> None:
     baseline = config["gates"]["baseline"]
     if baseline not in config["arms"] or not config["arms"][baseline]["bench"]:
         raise ConfigError(f"config.gates.baseline: {baseline!r} is not an arm with bench: true")
-    check_calibration(config)
+
+
+def check_warm_session(config: dict) -> None:
     session = [a for a, spec in config["arms"].items() if spec["bench"]]
     if config.get("calibration"):
         session += [config["calibration"]["twin"], *config["calibration"]["injected"]]
@@ -166,10 +198,12 @@ def check_cross_fields(config: dict) -> None:
             f"config.calibration.block_rounds: {cal['block_rounds']} is odd; in duets a block holds whole "
             "swaps (two rounds, the arms on opposite cores), so it must be even"
         )
+
+
+def check_stage_arms(config: dict) -> None:
     check = config.get("crosscheck")
     if check and (check["arm"] not in config["arms"] or config["arms"][check["arm"]]["engine"] != "vllm"):
         raise ConfigError(f"config.crosscheck.arm: {check['arm']!r} is not a vllm arm of config.arms")
-    check_compiled(config)
     for arm in config.get("agent", {}).get("arms", []):
         if arm not in config["arms"] or config["arms"][arm]["engine"] != "vllm":
             raise ConfigError(f"config.agent.arms: {arm!r} is not a vllm arm of config.arms")
@@ -177,6 +211,18 @@ def check_cross_fields(config: dict) -> None:
     unknown = [a for a in listed if a not in config["arms"]]
     if unknown:
         raise ConfigError(f"config.diagnostics: memory/profile arms {unknown} are not arms of config.arms")
+
+
+def check_cross_fields(config: dict) -> None:
+    """Rules a JSON schema cannot say: references between sections, and this machine's cores."""
+    check_builds(config)
+    check_arms(config)
+    check_metrics(config)
+    check_calibration(config)
+    check_warm_session(config)
+    check_stage_arms(config)
+    check_compiled(config)
+    check_machine(config)
 
 
 def _options_but(arm: dict, *ignored: str) -> dict:
@@ -249,11 +295,39 @@ def check_calibration(config: dict) -> None:
         )
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
+
+
+def _unique_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise ConfigError(
+                f"{loader.name}:{key_node.start_mark.line + 1}: key {key!r} given twice in one mapping "
+                f"(first on line {seen[key] + 1}); YAML would keep only the last"
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
 def read_config_file(path: str | Path) -> dict:
-    """A YAML mapping from a file; a syntax error names the file, line and column."""
+    """A YAML mapping from a file; a syntax error names the file, line and column, a repeated key
+    its line, a NaN or infinity its key."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a config file")
     try:
-        raw = yaml.safe_load(path.read_text())
+        loader = UniqueKeyLoader(path.read_text())
+        loader.name = str(path)
+        try:
+            raw = loader.get_single_data()
+        finally:
+            loader.dispose()
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except yaml.YAMLError as error:
@@ -265,7 +339,27 @@ def read_config_file(path: str | Path) -> dict:
         raise ConfigError(
             f"{path}: expected a mapping of sections at the top level, got {type(raw).__name__}"
         )
+    check_finite(raw, str(path))
     return raw
+
+
+def non_finite(value: object, where: str = "config") -> list[tuple[str, float]]:
+    """Every NaN or infinity in a nested config, with its key path."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [(where, value)]
+    if isinstance(value, dict):
+        return [hit for key, item in value.items() for hit in non_finite(item, f"{where}.{key}")]
+    if isinstance(value, list):
+        return [hit for i, item in enumerate(value) for hit in non_finite(item, f"{where}[{i}]")]
+    return []
+
+
+def check_finite(value: object, source: str) -> None:
+    """NaN makes every comparison false (a gate that can never pass, a guard switched off)."""
+    hits = non_finite(value)
+    if hits:
+        where, bad = hits[0]
+        raise ConfigError(f"{source}: {where}: {bad} is not a finite number")
 
 
 def merge_config(base: dict, overlay: dict) -> dict:
@@ -285,15 +379,54 @@ def study_config(base_path: str | Path, command_line: dict, replace: bool = Fals
     gave (--configfile, --config) on top. `study=FILE` on the command line, or `replace` (Snakemake's
     --replace-workflow-config), takes another study instead of the base file. Returns the validated
     config (defaults filled) and the top-level sections that were given (optional stages run only
-    when their section was)."""
+    when their section was). An error names the file that gave the bad key."""
     overlays = command_line.get("overlays") or ""
     paths = overlays.split(",") if isinstance(overlays, str) else list(overlays)
-    base_path = command_line.get("study") or base_path
-    config = read_config_file(base_path) if Path(base_path).exists() and not replace else {}
-    for path in [p.strip() for p in paths if p.strip()]:
-        config = merge_config(config, read_config_file(path))
-    config = merge_config(config, {k: v for k, v in command_line.items() if k not in ("overlays", "study")})
-    return validate_config(config), set(config)
+    study = command_line.get("study")
+    base_path = study or base_path
+    sources: list[tuple[str, dict]] = []
+    if study or (Path(base_path).exists() and not replace):
+        sources.append((str(base_path), read_config_file(base_path)))
+    sources += [(p.strip(), read_config_file(p.strip())) for p in paths if p.strip()]
+    given = {k: v for k, v in command_line.items() if k not in ("overlays", "study")}
+    sources.append(("the command line (--config)", given))
+    config: dict = {}
+    for _, raw in sources:
+        config = merge_config(config, raw)
+    try:
+        return validate_config(config), set(config)
+    except ConfigError as error:
+        origin = config_origin(str(error), sources)
+        raise ConfigError(f"{origin}: {error}" if origin else str(error)) from None
+
+
+def _lookup(tree: object, dotted: str) -> bool:
+    """Whether `dotted` (keys joined by '.', keys that may hold dots themselves) is a path in tree."""
+    if not dotted:
+        return True
+    if not isinstance(tree, dict):
+        return False
+    for key in sorted((k for k in tree if isinstance(k, str)), key=len, reverse=True):
+        if dotted == key or dotted.startswith(key + "."):
+            return _lookup(tree[key], dotted[len(key) + 1 :])
+    return False
+
+
+def config_origin(message: str, sources: list[tuple[str, dict]]) -> str:
+    """The last file (or the command line) that gave the key an error message names."""
+    paths = [m.group(1).strip(".") for m in re.finditer(r"\bconfig((?:\.[^:\s\[]+)?)", message)]
+    if not paths:
+        return ""
+    dotted = max(paths, key=len)  # the most specific key named
+    unexpected = re.search(r"\('([^']+)' was unexpected", message)
+    if unexpected:
+        dotted = f"{dotted}.{unexpected.group(1)}".strip(".")
+    if not dotted:  # the config as a whole (a required section): no one file gave it
+        return ""
+    for name, raw in reversed(sources):
+        if _lookup(raw, dotted):
+            return name
+    return ""
 
 
 def load_config(path: str | Path) -> dict:

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from edgebench.engines.registry import ENGINES
+from edgebench.isa import isa_columns
 
 TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel")
 
@@ -24,6 +25,8 @@ PROVENANCE_COLUMNS = (
     "code_digest",
     "host",
     "cpu_model",
+    "isa_level",
+    "isa_flags",
     "cpus_used",
     "threads",
     "versions",
@@ -95,6 +98,7 @@ def study_provenance(*, run_id: str, config_digest: str, code_digest: str) -> di
         "code_digest": code_digest,
         "host": socket.gethostname(),
         "cpu_model": cpu_model(),
+        **isa_columns(),
         "versions": package_versions(),
     }
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from edgebench.isa import vllm_kernel
 from edgebench.models.source import model_name
+from edgebench.procfs import cpu_flags
 from edgebench.provenance import digest_json, provenance
 
 
@@ -31,6 +33,7 @@ def arm_row(
         "error": "",
         "started_at": datetime.now(UTC).isoformat(),
         "wall_s": float("nan"),
+        "kernel_path": arm_kernel(config, arm_name, cpu_flags()),
         **provenance(
             run_id=config["run_id"],
             model=model_name(config["model"]),
@@ -40,3 +43,16 @@ def arm_row(
             threads=threads,
         ),
     }
+
+
+def arm_kernel(config: dict, arm_name: str, flags: set[str]) -> str:
+    """The kernel an arm's quantized layers run (bf16 for the reference): the rule each engine
+    applies when it loads, so a refused arm's rows name the kernel it was refused for."""
+    arm = config["arms"][arm_name]
+    build = config.get("builds", {}).get(arm["build"], {})
+    if arm["engine"] == "hf":
+        return "hf_torch"
+    if arm["engine"] == "llamacpp":
+        return "llamacpp_cpu_repacked" if arm.get("use_extra_bufts") else "llamacpp_cpu"
+    facts = {"method": build.get("method"), "bits": build.get("bits", 16 if not build else 4)}
+    return vllm_kernel(arm, facts, flags)

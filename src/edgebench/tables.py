@@ -22,6 +22,7 @@ ROW_COLUMNS = (
     "error",
     "started_at",
     "wall_s",
+    "kernel_path",
     *PROVENANCE_COLUMNS,
 )
 

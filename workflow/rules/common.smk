@@ -33,10 +33,9 @@ except WorkflowError:
     MACHINE_CORES = (
         1  # --report, --lint, --unlock: no job runs, so no core count is given
     )
+# `roadmap: none` is a study without items; a named file that is missing stops here.
 ROADMAP = (
-    load_roadmap(config["roadmap"], config["arms"])
-    if Path(config["roadmap"]).exists()
-    else []
+    load_roadmap(config["roadmap"], config["arms"]) if config["roadmap"] != "none" else []
 )
 ITEMS = items_in_study(ROADMAP, GIVEN_SECTIONS) if ROADMAP else {}
 ITEMS_ELSEWHERE = items_elsewhere(ROADMAP, GIVEN_SECTIONS)

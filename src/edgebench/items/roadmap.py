@@ -7,7 +7,9 @@ from pathlib import Path
 import yaml
 
 from edgebench.agent.policies import BASELINES
-from edgebench.config import ConfigError, read_config_file, schema_errors
+from edgebench.config import ConfigError, check_finite, read_config_file, schema_errors
+from edgebench.metrics import METRICS
+from edgebench.tables import TABLE_COLUMNS
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "roadmap.schema.yaml"  # package data
 
@@ -21,6 +23,7 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
                 f"roadmap.items[{i}] ({item.get('id', '?')}): no `verify` method; an item without a "
                 "verification method is not on the roadmap"
             )
+    check_finite(roadmap, "roadmap")
     problems = schema_errors(roadmap, yaml.safe_load(SCHEMA.read_text()), "roadmap")
     if problems:
         raise ConfigError(f"invalid roadmap: {problems}")
@@ -35,7 +38,24 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
         unknown = [a for a in item["starts_from"]["arms"] if arms is not None and a not in known]
         if unknown:
             raise ConfigError(f"roadmap item {item['id']}: arms {unknown} are not in the config")
+        check_item_measures(item, arms)
     return items
+
+
+def check_item_measures(item: dict, arms: dict | None) -> None:
+    """An item's metric must be one its table has, and a fidelity item's arms must be scored: both
+    would otherwise fail late, inside the verdict job."""
+    table, metric = item["starts_from"]["table"], item["starts_from"].get("metric")
+    known = TABLE_COLUMNS.get(table, tuple(METRICS))
+    for name in [metric, *item.get("verify", {}).get("metrics", [])]:
+        if name is not None and name not in known:
+            raise ConfigError(
+                f"roadmap item {item['id']}: metric {name!r} is not a column of table {table!r}"
+            )
+    if table == "fidelity" and arms is not None:
+        off = [a for a in item["starts_from"]["arms"] if a in arms and not arms[a].get("fidelity", True)]
+        if off:
+            raise ConfigError(f"roadmap item {item['id']}: arms {off} have fidelity: false")
 
 
 def load_roadmap(path: str | Path, arms: dict | None = None) -> list[dict]:
