@@ -192,7 +192,11 @@ def test_a_key_given_twice_in_one_file_is_refused_with_its_line(tmp_path_factory
     assert message.startswith(f"{path}:") and f"key {key!r} given twice" in message, message
 
 
-NAN_KEYS = [("gates", "tolerance"), ("bench", "contention_limit"), ("arms", "vllm/bf16-slow", "inject_slowdown")]
+NAN_KEYS = [
+    ("gates", "tolerance"),
+    ("bench", "contention_limit"),
+    ("arms", "vllm/bf16-slow", "inject_slowdown"),
+]
 
 
 @FAST

@@ -229,7 +229,11 @@ def test_items_have_verdicts_with_evidence_and_provenance(study):
     )
     assert verdicts.loc["decode-parts", "verdict"] == "measured"
     reproduced = verdicts.drop(["not-here", "decode-parts"])
-    assert reproduced["verdict"].isin(["confirmed", "refuted", "inconclusive", "ungateable", "too few pairs"]).all()
+    assert (
+        reproduced["verdict"]
+        .isin(["confirmed", "refuted", "inconclusive", "ungateable", "too few pairs"])
+        .all()
+    )
     assert verdicts.loc["bf16-fidelity", "verdict"] == "confirmed"
     # a real 50% loss: confirmed, or ungateable when the tiny model's samples are too noisy
     assert verdicts.loc["warm-slowdown", "verdict"] in ("confirmed", "ungateable")

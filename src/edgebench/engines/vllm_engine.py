@@ -38,6 +38,7 @@ def vllm_env(arm: dict) -> dict[str, str]:
 # code in the import closure, and so in the code digest, of every rule that runs vLLM.
 PLUGIN = "edgebench.vllm_plugin"
 
+
 def check_supported(arm: dict, flags: set[str], build: dict | None = None) -> str:
     """The kernel the arm's quantized layers run, refused by name when this CPU lacks its flags:
     vLLM would otherwise crash (its int4 GEMM is AVX-512 code) or silently run another kernel (W4A8

