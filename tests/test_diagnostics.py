@@ -9,9 +9,19 @@ import torch
 
 from edgebench.diagnostics.attribution import decode_attribution
 from edgebench.diagnostics.imports import entry_total_s, import_summary, measure_entry, parse_importtime
-from edgebench.diagnostics.kernels import KERNELS, Shape, kernel_rows, model_shapes, prepare, relative_error
+from edgebench.diagnostics.kernels import (
+    ENGINE_KERNEL,
+    KERNELS,
+    Shape,
+    kernel_rows,
+    model_shapes,
+    prepare,
+    relative_error,
+)
 from edgebench.diagnostics.ledger import MALLOC_HELD, parse_llamacpp_buffers, process_rows
 from edgebench.diagnostics.tensors import PAGE, StorageLedger, component_of, resident_bytes
+from edgebench.isa import UnsupportedArm, missing_flags
+from edgebench.procfs import cpu_flags
 
 IMPORTTIME = """\
 import time: self [us] | cumulative | imported package
@@ -125,8 +135,9 @@ def test_model_shapes_from_a_llama_config():
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_each_kernel_matches_its_dequantized_reference(kernel):
-    if kernel == "vllm_w4a8" and not torch.cpu._is_amx_tile_supported():
-        with pytest.raises(RuntimeError, match="AMX"):  # refused by name, never a silent W4A16
+    missing = missing_flags(ENGINE_KERNEL[kernel], cpu_flags()) if kernel in ENGINE_KERNEL else []
+    if missing:  # refused by the flag it lacks: never a silent W4A16, never a SIGILL
+        with pytest.raises(UnsupportedArm, match=f"lacks {missing[0]}"):
             prepare(kernel, np.zeros((128, 256), dtype=np.float32), 64)
         return
     rng = np.random.default_rng(1)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from edgebench.isa import require_kernel
+from edgebench.procfs import cpu_flags
 from edgebench.quant.export import pack_rows
 from edgebench.quant.rtn import QuantizedWeight, quantize_int8_per_channel, quantize_rtn
 
@@ -148,8 +150,6 @@ def _prepare_vllm_wna16(qw, w, w4a8: bool = False):
     layer.weight_zp = None
     layer.isa_hint = None
     if w4a8:
-        if not torch.cpu._is_amx_tile_supported():
-            raise RuntimeError("vLLM's W4A8 int4 path needs AMX, which this CPU lacks")
         kernel._process_gptq_weights_w4a8(layer)
     else:
         kernel._process_gptq_weights_w4a16(layer)
@@ -193,8 +193,20 @@ PREPARE = {
 }
 
 
+# The engine kernel each study kernel is (edgebench.isa's rule refuses it where its flags are missing).
+ENGINE_KERNEL = {
+    "vllm_bf16": "vllm_bf16",
+    "vllm_wna16": "cpu_gemm_wna16",
+    "vllm_w4a8": "int4_scaled_mm_cpu",
+    "vllm_int8": "onednn_int8",
+}
+
+
 def prepare(kernel: str, weight: np.ndarray, group: int):
-    """(call, dequantized reference weight [n, k]) for one kernel on one float32 weight."""
+    """(call, dequantized reference weight [n, k]) for one kernel on one float32 weight; a kernel
+    this CPU cannot execute is refused by name (never a silent fallback, never a SIGILL)."""
+    if kernel in ENGINE_KERNEL:
+        require_kernel(ENGINE_KERNEL[kernel], cpu_flags(), f"kernel study {kernel}")
     return PREPARE[kernel](quantize_rtn(weight, 4, group, sym=True), weight)
 
 
