@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study compiled-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study compiled-study validity-study
 
 setup: $(VENV)/.installed
 
@@ -46,6 +46,11 @@ gemma-study: setup-models
 # Compiled vs eager vLLM on the default model: does compiling pay for itself? (see config/compiled.yaml)
 compiled-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/compiled.yaml
+
+# The gate's calibration on this machine: A/A twin and injected losses, 20 blocks per check
+# (its own results folder; see config/validity.yaml).
+validity-study: setup
+	$(BIN)/snakemake --cores $(CORES) --config study=config/validity.yaml
 
 lint: setup
 	$(BIN)/ruff check

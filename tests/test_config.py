@@ -74,7 +74,13 @@ def test_every_shipped_study_validates_with_its_own_roadmap(study):
 
 
 def compiled_study() -> dict:
-    return yaml.safe_load((ROOT / "config" / "compiled.yaml").read_text())
+    """The compiled study as composed over its base, before validation."""
+    from edgebench.config import compose, study_sources
+
+    config: dict = {}
+    for _, raw in study_sources(ROOT / "config" / "compiled.yaml"):
+        config = compose(config, raw)
+    return config
 
 
 @pytest.mark.parametrize(
@@ -96,3 +102,62 @@ def test_the_compiled_comparison_needs_twin_arms_paired_in_the_warm_session(edit
     edit(config)
     with pytest.raises(ConfigError, match=named):
         validate_config(config)
+
+
+def _leaves(value, path=()):
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _leaves(child, (*path, key))
+    else:
+        yield path, value
+
+
+def _at(tree, path):
+    for key in path:
+        if not isinstance(tree, dict) or key not in tree:
+            return KeyError
+        tree = tree[key]
+    return tree
+
+
+EXTENDING = [s for s in STUDIES if "extends" in yaml.safe_load((ROOT / "config" / s).read_text())]
+
+
+@pytest.mark.parametrize("study", EXTENDING)
+def test_a_study_that_extends_its_base_states_only_what_differs(study):
+    from edgebench.config import read_config_file
+
+    raw = read_config_file(ROOT / "config" / study)
+    base = load_config(ROOT / raw["extends"])
+    restated = [
+        ".".join(map(str, path))
+        for path, value in _leaves({k: v for k, v in raw.items() if k not in ("extends", "replace")})
+        if path[0] not in raw.get("replace", []) and _at(base, path) == value
+    ]
+    assert not restated, f"{study} restates its base: {restated}"
+
+
+def test_extends_and_replace_compose_and_a_cycle_is_refused(tmp_path):
+    from edgebench.config import study_sources
+
+    base = tmp_path / "base.yaml"
+    base.write_text((ROOT / ".test" / "config" / "config.yaml").read_text())
+    child = tmp_path / "child.yaml"
+    composed = yaml.safe_load(base.read_text())
+    composed.pop("calibration")
+    composed.pop("crosscheck")
+    composed.pop("agent")
+    composed.pop("diagnostics")
+    child.write_text(
+        f"extends: {base}\nreplace: [arms, calibration, crosscheck, agent, diagnostics]\nrun_id: child\n"
+        "arms:\n  vllm/bf16: {engine: vllm, build: reference}\nbench: {warm_rounds: 4}\n"
+    )
+    config = load_config(child)
+    assert config["run_id"] == "child" and list(config["arms"]) == ["vllm/bf16"]
+    assert config["bench"]["warm_rounds"] == 4 and config["bench"]["rounds"] == composed["bench"]["rounds"]
+    assert "calibration" not in config and set(config["builds"]) == set(composed["builds"])
+    assert [name for name, _ in study_sources(child)] == [str(base), str(child)]
+    loop = tmp_path / "loop.yaml"
+    loop.write_text(f"extends: {loop}\nrun_id: x\n")
+    with pytest.raises(ConfigError, match="extends itself"):
+        load_config(loop)

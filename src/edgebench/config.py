@@ -373,6 +373,32 @@ def merge_config(base: dict, overlay: dict) -> dict:
     return merged
 
 
+def study_sources(path: str | Path, seen: tuple[str, ...] = ()) -> list[tuple[str, dict]]:
+    """A study file and the chain of files it `extends`, base first: a study states only what
+    differs from its base."""
+    key = str(Path(path).resolve())
+    if key in seen:
+        raise ConfigError(f"{path}: extends itself through {' -> '.join(seen)}")
+    raw = read_config_file(path)
+    base = raw.get("extends")
+    if base is None:
+        return [(str(path), raw)]
+    if not isinstance(base, str) or not base:
+        raise ConfigError(f"{path}: extends: {base!r} is not a config file path")
+    return [*study_sources(base, (*seen, key)), (str(path), raw)]
+
+
+def compose(base: dict, study: dict) -> dict:
+    """`study` over `base`: sections merged key by key, except those the study lists under
+    `replace` (given whole: an arms or builds section that keeps none of the base's entries)."""
+    whole = study.get("replace") or []
+    if not isinstance(whole, list) or not all(isinstance(k, str) for k in whole):
+        raise ConfigError(f"replace: {whole!r} must be a list of section names")
+    trimmed = {k: v for k, v in base.items() if k not in whole}
+    given = {k: v for k, v in study.items() if k not in ("extends", "replace")}
+    return merge_config(trimmed, given)
+
+
 def study_config(base_path: str | Path, command_line: dict, replace: bool = False) -> tuple[dict, set[str]]:
     """The workflow's config: the base file, then the overlay files named in `overlays` (a comma
     separated list, from `--config overlays=config/agent.yaml`), then anything else the command line
@@ -386,13 +412,13 @@ def study_config(base_path: str | Path, command_line: dict, replace: bool = Fals
     base_path = study or base_path
     sources: list[tuple[str, dict]] = []
     if study or (Path(base_path).exists() and not replace):
-        sources.append((str(base_path), read_config_file(base_path)))
+        sources += study_sources(base_path)
     sources += [(p.strip(), read_config_file(p.strip())) for p in paths if p.strip()]
     given = {k: v for k, v in command_line.items() if k not in ("overlays", "study")}
     sources.append(("the command line (--config)", given))
     config: dict = {}
     for _, raw in sources:
-        config = merge_config(config, raw)
+        config = compose(config, raw)
     try:
         return validate_config(config), set(config)
     except ConfigError as error:
@@ -430,4 +456,8 @@ def config_origin(message: str, sources: list[tuple[str, dict]]) -> str:
 
 
 def load_config(path: str | Path) -> dict:
-    return validate_config(read_config_file(path))
+    """A study file (and what it extends), validated."""
+    config: dict = {}
+    for _, raw in study_sources(path):
+        config = compose(config, raw)
+    return validate_config(config)

@@ -93,7 +93,20 @@ def validity_rows(
                 "measured_effect": 1 - whole.ratio,
                 "sd_log": whole.sd_log,
                 "cpu_s_ratio": cpu_ratio(frame, base, arm),
+                # the light calibration: the whole session's interval holds the injected loss
+                "covers_effect": bool(whole.ci_low <= 1 - effect <= whole.ci_high),
                 "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval",
             }
         )
-    return rows
+    smallest = smallest_detected(rows)
+    return [{**row, "smallest_effect_power90": smallest} for row in rows]
+
+
+POWER_TARGET = 0.9
+
+
+def smallest_detected(rows: list[dict], target: float = POWER_TARGET) -> float:
+    """The smallest injected effect whose gate failed in at least `target` of its blocks (NaN when
+    none did): what this machine's harness can resolve."""
+    reached = [r["effect"] for r in rows if r["check"] == "power" and r["blocks"] and r["rate"] >= target]
+    return min(reached) if reached else float("nan")
