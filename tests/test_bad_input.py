@@ -275,3 +275,17 @@ def test_study_and_overlay_paths_are_named_when_missing_a_folder_or_wrong(tmp_pa
     overlay.write_text("bench:\n  warm_roundz: 4\n")
     message = refused(lambda: study_config(base, {"overlays": str(overlay)}))
     assert message.startswith(f"{overlay}:") and "warm_roundz" in message, message
+
+
+@pytest.mark.parametrize(
+    ("requirement", "named"),
+    [
+        ({"decode_tok_z": {"at_least": 1}}, "decode_tok_z"),
+        ({"decode_tok_s": {"at_least": 1, "at_most": 2}}, "decode_tok_s"),
+        ({"kl_mean": {"below": 0.1}}, "below"),
+        ({"top1": {"at_least": float("nan")}}, "nan"),
+    ],
+)
+def test_a_bad_requirement_is_refused_naming_it(requirement, named):
+    message = refused(lambda: validate_config({**GOOD, "requirements": requirement}))
+    assert "requirements" in message and named in message, message

@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from edgebench.decision import SOURCES
 from edgebench.engines.registry import ENGINES, can_load
 from edgebench.metrics import METRICS
 
@@ -27,6 +28,7 @@ def load_schema(path: Path = SCHEMA_PATH) -> dict:
     arms = schema["properties"]["arms"]
     arms["propertyNames"]["pattern"] = f"^({'|'.join(ENGINES)})/[A-Za-z0-9_.-]+$"
     arms["additionalProperties"]["properties"]["engine"]["enum"] = list(ENGINES)
+    schema["properties"]["requirements"]["propertyNames"]["enum"] = list(SOURCES)
     return schema
 
 

@@ -35,7 +35,9 @@ except WorkflowError:
     )
 # `roadmap: none` is a study without items; a named file that is missing stops here.
 ROADMAP = (
-    load_roadmap(config["roadmap"], config["arms"]) if config["roadmap"] != "none" else []
+    load_roadmap(config["roadmap"], config["arms"])
+    if config["roadmap"] != "none"
+    else []
 )
 ITEMS = items_in_study(ROADMAP, GIVEN_SECTIONS) if ROADMAP else {}
 ITEMS_ELSEWHERE = items_elsewhere(ROADMAP, GIVEN_SECTIONS)
@@ -247,6 +249,23 @@ def get_memory_ledgers(wildcards):
     return [f"{RESULTS}/raw/memory/{arm}.parquet" for arm in memory_arms()]
 
 
+def decision_arms():
+    """The user's builds: every arm but the calibration twin and injected arms."""
+    cal = config.get("calibration") or {}
+    calibration = {cal.get("twin"), *cal.get("injected", [])}
+    return [a for a, arm in config["arms"].items() if a not in calibration]
+
+
+def get_decision_inputs(wildcards):
+    """The tables the requirements' metrics come from."""
+    from edgebench.decision import SOURCES
+
+    needed = {SOURCES[m][0] for m in config.get("requirements", {})}
+    if not config.get("agent"):
+        needed.discard("agent_trials")
+    return {t: f"{RESULTS}/tables/{t}.parquet" for t in sorted(needed | {"bench"})}
+
+
 def get_final_output():
     charts = [
         f"{RESULTS}/charts/{name}.{ext}"
@@ -288,6 +307,9 @@ def get_final_output():
             for ext in ("png", "svg", "html")
         ]
     checks = [f"{RESULTS}/checks/retracted_figures.txt"]
+    if config.get("requirements"):
+        tables.append("decision")
+        checks.append(f"{RESULTS}/decision.md")
     if ITEMS:
         tables.append("verdicts")
     return [f"{RESULTS}/tables/{name}.parquet" for name in tables] + charts + checks

@@ -26,3 +26,31 @@ rule chart:
         config=job_config("chart.py"),
     script:
         "../scripts/chart.py"
+
+
+rule decision:
+    """Each build against the study's requirements (its budget): met, not met or undecided."""
+    input:
+        unpack(get_decision_inputs),
+    output:
+        table=report(
+            f"{RESULTS}/tables/decision.parquet",
+            caption="../report/decision.rst",
+            category="Decision",
+        ),
+        md=report(
+            f"{RESULTS}/decision.md",
+            caption="../report/decision.rst",
+            category="Decision",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/decision.log",
+    conda:
+        ENV_FILE
+    params:
+        requirements=config.get("requirements", {}),
+        arms=decision_arms(),
+        code=code_digest("decision.py"),
+        config=job_config("decision.py"),
+    script:
+        "../scripts/decision.py"

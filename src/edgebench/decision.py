@@ -1,0 +1,161 @@
+"""The deployment decision: each build against the user's budget, with intervals.
+
+A requirement is a metric and a bound (`at_most` or `at_least`). Per arm it is `met` when the whole
+95% interval lies on the good side of the bound, `not met` when it lies on the bad side, `undecided`
+when it straddles the bound, and `not measured` (with the reason) when the arm has no clean value.
+An arm `fits` only when every requirement is met; `does not fit` when one is not met.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from edgebench.stats import wilson_interval
+
+MET, NOT_MET, UNDECIDED, NOT_MEASURED = "met", "not met", "undecided", "not measured"
+
+# Where each metric a requirement may name is measured, and its unit.
+SOURCES = {
+    "peak_rss_anon_mb": ("bench", "MB"),
+    "rss_anon_filled_ctx_mb": ("bench", "MB"),
+    "ttft_s": ("bench", "s"),
+    "ready_s": ("bench", "s"),
+    "import_s": ("bench", "s"),
+    "decode_tok_s": ("warm", "tok/s"),
+    "prefill_tok_s": ("warm", "tok/s"),
+    "kl_mean": ("fidelity", "nats"),
+    "top1": ("fidelity", "share"),
+    "agent_success": ("agent_trials", "share"),
+}
+
+
+def judge(low: float, high: float, bound: float, at_least: bool) -> str:
+    """The verdict of an interval against a bound."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return NOT_MEASURED
+    good, bad = (low >= bound, high < bound) if at_least else (high <= bound, low > bound)
+    return MET if good else NOT_MET if bad else UNDECIDED
+
+
+def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and 95% t-interval of clean samples (one sample: its value, no interval)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(values.mean())
+    if len(values) == 1:
+        return mean, math.nan, math.nan
+    half = float(scipy_stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values)))
+    return mean, mean - half, mean + half
+
+
+def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict:
+    """Value, interval, sample count and (when there is none) why, for one arm and metric."""
+    table = tables.get(SOURCES[metric][0])
+    if table is None:
+        return {"value": math.nan, "low": math.nan, "high": math.nan, "n": 0, "why": "table not made"}
+    rows = table[table["arm"] == arm]
+    if metric == "agent_success":
+        clean = rows[rows["status"] == "ok"]
+        wins = int(clean["success"].sum())
+        low, high = wilson_interval(wins, len(clean)) if len(clean) else (math.nan, math.nan)
+        value = wins / len(clean) if len(clean) else math.nan
+        return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
+    clean = rows[(rows["status"] == "ok") & rows[metric].notna()] if metric in rows else rows.iloc[0:0]
+    if metric in ("kl_mean", "top1") and len(clean):
+        row = clean.iloc[-1]
+        half = 1.96 * float(row[f"{metric}_se"])
+        value = float(row[metric])
+        return {
+            "value": value,
+            "low": value - half,
+            "high": value + half,
+            "n": int(row["positions"]),
+            "why": "",
+        }
+    value, low, high = mean_interval(clean[metric].to_numpy(float) if len(clean) else np.array([]))
+    return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
+
+
+def _why(rows: pd.DataFrame, clean: pd.DataFrame) -> str:
+    if len(clean) > 1:
+        return ""
+    if rows.empty:
+        return "no rows for this arm"
+    failed = rows[rows["status"] == "failed"]
+    if len(failed) and len(clean) == 0:
+        return f"{len(failed)} failed: {str(failed['error'].iloc[0])[:160]}"
+    return f"{len(clean)} clean of {len(rows)} samples"
+
+
+def decision_rows(tables: dict[str, pd.DataFrame], requirements: dict, arms: list[str]) -> list[dict]:
+    """One row per arm and requirement."""
+    rows = []
+    for arm in arms:
+        for metric, bound in requirements.items():
+            at_least = "at_least" in bound
+            limit = float(bound["at_least"] if at_least else bound["at_most"])
+            est = arm_estimate(tables, arm, metric)
+            verdict = judge(est["low"], est["high"], limit, at_least)
+            rows.append(
+                {
+                    "arm": arm,
+                    "requirement": f"{metric} {'>=' if at_least else '<='} {limit:g}",
+                    "metric": metric,
+                    "unit": SOURCES[metric][1],
+                    "bound": limit,
+                    "direction": "at_least" if at_least else "at_most",
+                    **est,
+                    "verdict": verdict,
+                }
+            )
+    return rows
+
+
+def overall(verdicts: list[str]) -> str:
+    if verdicts and all(v == MET for v in verdicts):
+        return "fits"
+    if NOT_MET in verdicts:
+        return "does not fit"
+    return "undecided"
+
+
+def decision_frame(tables: dict[str, pd.DataFrame], requirements: dict, arms: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(decision_rows(tables, requirements, arms))
+    if frame.empty:
+        return frame
+    fits = frame.groupby("arm")["verdict"].agg(lambda v: overall(list(v)))
+    frame["build_verdict"] = frame["arm"].map(fits)
+    return frame
+
+
+def _cell(row: pd.Series) -> str:
+    if row["verdict"] == NOT_MEASURED:
+        return f"not measured ({row['why']})" if row["why"] else "not measured"
+    interval = f" [{row['low']:.3g}, {row['high']:.3g}]" if math.isfinite(row["low"]) else ""
+    return f"{row['verdict']}: {row['value']:.3g}{interval}"
+
+
+def decision_markdown(frame: pd.DataFrame) -> str:
+    """A table a person reads in ten seconds: one line per build, one column per requirement."""
+    if frame.empty:
+        return "# Deployment decision\n\nNo requirements were given (config section `requirements`).\n"
+    requirements = list(dict.fromkeys(frame["requirement"]))
+    lines = [
+        "# Deployment decision",
+        "",
+        "Each cell: the verdict, the measured value and its 95% interval. `met` / `not met` need the "
+        "whole interval on one side of the bound; `undecided` straddles it.",
+        "",
+        "| build | verdict | " + " | ".join(requirements) + " |",
+        "|---|---|" + "---|" * len(requirements),
+    ]
+    for arm, rows in frame.groupby("arm", sort=False):
+        cells = {r["requirement"]: _cell(r) for _, r in rows.iterrows()}
+        verdict = rows["build_verdict"].iloc[0]
+        lines.append(f"| {arm} | **{verdict}** | " + " | ".join(cells[q] for q in requirements) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,82 @@
+"""The deployment decision on synthetic tables: met, not met, straddling, not measured, fits."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from edgebench.decision import decision_frame, decision_markdown, judge
+
+
+def bench(arm, values, status="ok", error=""):
+    return [
+        {"arm": arm, "status": status, "error": error, "peak_rss_anon_mb": v, "round": r}
+        for r, v in enumerate(values)
+    ]
+
+
+def warm(arm, values):
+    return [{"arm": arm, "status": "ok", "error": "", "decode_tok_s": v} for v in values]
+
+
+def fidelity(arm, kl, se):
+    return {"arm": arm, "status": "ok", "error": "", "kl_mean": kl, "kl_mean_se": se, "positions": 8000}
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "bound", "at_least", "verdict"),
+    [
+        (16, 18, 15, True, "met"),
+        (10, 14, 15, True, "not met"),
+        (14, 16, 15, True, "undecided"),  # the interval straddles the bound
+        (2000, 2500, 3000, False, "met"),
+        (3100, 3200, 3000, False, "not met"),
+        (2900, 3100, 3000, False, "undecided"),
+        (math.nan, math.nan, 1, True, "not measured"),
+    ],
+)
+def test_an_interval_is_judged_against_its_bound(low, high, bound, at_least, verdict):
+    assert judge(low, high, bound, at_least) == verdict
+
+
+REQUIREMENTS = {
+    "peak_rss_anon_mb": {"at_most": 3000},
+    "decode_tok_s": {"at_least": 15},
+    "kl_mean": {"at_most": 0.1},
+}
+
+
+def tables():
+    return {
+        "bench": pd.DataFrame(
+            bench("small", [2000, 2010, 1990])
+            + bench("straddles", [2950, 3050, 3000])
+            + bench("refused", [math.nan, math.nan], status="failed", error="lacks avx512f")
+        ),
+        "warm": pd.DataFrame(warm("small", [20, 21, 19, 20]) + warm("straddles", [30, 31, 29])),
+        "fidelity": pd.DataFrame([fidelity("small", 0.05, 0.002), fidelity("straddles", 0.2, 0.01)]),
+    }
+
+
+def test_each_build_gets_a_row_per_requirement_and_an_overall_verdict():
+    frame = decision_frame(tables(), REQUIREMENTS, ["small", "straddles", "refused"])
+    assert len(frame) == 9
+    by = frame.set_index(["arm", "metric"])
+    assert by.loc[("small", "peak_rss_anon_mb"), "verdict"] == "met"
+    assert by.loc[("small", "peak_rss_anon_mb"), "low"] < 2000 < by.loc[("small", "peak_rss_anon_mb"), "high"]
+    assert by.loc[("straddles", "peak_rss_anon_mb"), "verdict"] == "undecided"
+    assert by.loc[("straddles", "kl_mean"), "verdict"] == "not met"
+    assert by.loc[("refused", "decode_tok_s"), "verdict"] == "not measured"
+    assert "lacks avx512f" in by.loc[("refused", "peak_rss_anon_mb"), "why"]
+    overall = frame.groupby("arm")["build_verdict"].first()
+    assert overall.to_dict() == {"refused": "undecided", "small": "fits", "straddles": "does not fit"}
+
+
+def test_the_page_shows_one_line_per_build_with_value_and_interval():
+    text = decision_markdown(decision_frame(tables(), REQUIREMENTS, ["small", "straddles"]))
+    lines = [
+        line for line in text.splitlines() if line.startswith("| small") or line.startswith("| straddles")
+    ]
+    assert len(lines) == 2 and "**fits**" in lines[0] and "**does not fit**" in lines[1]
+    assert "met: 2e+03 [" in lines[0] and "undecided" in lines[1]
+    assert "No requirements" in decision_markdown(pd.DataFrame())
