@@ -266,6 +266,15 @@ def get_decision_inputs(wildcards):
     return {t: f"{RESULTS}/tables/{t}.parquet" for t in sorted(needed | {"bench"})}
 
 
+def get_findings_inputs(wildcards):
+    inputs = {t: f"{RESULTS}/tables/{t}.parquet" for t in ("bench", "warm", "fidelity")}
+    if ITEMS:
+        inputs["verdicts"] = f"{RESULTS}/tables/verdicts.parquet"
+    if config.get("requirements"):
+        inputs["decision_md"] = f"{RESULTS}/decision.md"
+    return inputs
+
+
 def get_final_output():
     charts = [
         f"{RESULTS}/charts/{name}.{ext}"
@@ -306,7 +315,7 @@ def get_final_output():
             for name in ("memory_ledger", "imports", "kernels")
             for ext in ("png", "svg", "html")
         ]
-    checks = [f"{RESULTS}/checks/retracted_figures.txt"]
+    checks = [f"{RESULTS}/checks/retracted_figures.txt", f"{RESULTS}/findings.md"]
     if config.get("requirements"):
         tables.append("decision")
         checks.append(f"{RESULTS}/decision.md")

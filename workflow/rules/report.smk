@@ -54,3 +54,24 @@ rule decision:
         config=job_config("decision.py"),
     script:
         "../scripts/decision.py"
+
+
+rule findings:
+    """What the study found, written from its tables: the report's first page."""
+    input:
+        unpack(get_findings_inputs),
+    output:
+        report(
+            f"{RESULTS}/findings.md",
+            caption="../report/findings.rst",
+            category="1 Findings",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/findings.log",
+    conda:
+        ENV_FILE
+    params:
+        code=code_digest("findings.py"),
+        config=job_config("findings.py"),
+    script:
+        "../scripts/findings.py"

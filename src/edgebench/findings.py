@@ -1,0 +1,71 @@
+"""results/findings.md: what the study found, written from its tables (never typed into docs).
+
+It states the study's wall time from the rows' own timestamps, the CPU and its ISA level, each
+arm's kernel path, the item verdicts with their notes, and the deployment decision.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+
+def study_span_min(tables: dict[str, pd.DataFrame]) -> float:
+    """Minutes from the first measurement's start to the last one's end, over every row."""
+    starts, ends = [], []
+    for frame in tables.values():
+        if "started_at" not in frame or frame.empty:
+            continue
+        start = pd.to_datetime(frame["started_at"], utc=True, errors="coerce")
+        wall = pd.to_numeric(frame.get("wall_s", 0), errors="coerce").fillna(0)
+        starts.append(start.min())
+        ends.append((start + pd.to_timedelta(wall, unit="s")).max())
+    if not starts:
+        return float("nan")
+    return (max(ends) - min(starts)).total_seconds() / 60
+
+
+def machine_lines(frame: pd.DataFrame) -> list[str]:
+    row = frame.iloc[0]
+    flags = json.loads(row["isa_flags"]) if isinstance(row.get("isa_flags"), str) else []
+    return [
+        f"- CPU: {row.get('cpu_model', '?')} on host {row.get('host', '?')}",
+        f"- ISA level: {row.get('isa_level', '?')} (flags: {', '.join(flags) or 'none of the tracked ones'})",
+        f"- commit {row.get('git_commit', '?')}{' (dirty)' if row.get('git_dirty') else ''}",
+    ]
+
+
+def kernel_lines(frame: pd.DataFrame) -> list[str]:
+    if "kernel_path" not in frame:
+        return []
+    paths = frame.groupby("arm")["kernel_path"].first()
+    return [f"- `{arm}`: {path}" for arm, path in paths.items()]
+
+
+def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
+    lines = ["| item | verdict | note |", "|---|---|---|"]
+    for _, row in verdicts.iterrows():
+        note = str(row.get("note", "") or "").replace("|", "/").replace("\n", " ")[:300]
+        lines.append(f"| {row['id']} | {row['verdict']} | {note} |")
+    counts = verdicts["verdict"].value_counts()
+    lines += ["", "Totals: " + ", ".join(f"{n} {v}" for v, n in counts.items())]
+    return lines
+
+
+def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") -> str:
+    """The findings page from the study's tables (`verdicts` and the measured tables)."""
+    measured = {k: v for k, v in tables.items() if k != "verdicts"}
+    first = next((f for f in measured.values() if not f.empty), None)
+    lines = ["# Findings", ""]
+    if first is not None:
+        span = study_span_min(measured)
+        lines += [f"Study `{first['run_id'].iloc[0]}`: {span:.1f} min of measurement.", ""]
+        lines += ["## Machine", "", *machine_lines(first), ""]
+        arms = pd.concat([f for f in measured.values() if "kernel_path" in f], ignore_index=True)
+        lines += ["## Kernel path per arm", "", *kernel_lines(arms), ""]
+    if "verdicts" in tables and not tables["verdicts"].empty:
+        lines += ["## Roadmap items", "", *verdict_lines(tables["verdicts"]), ""]
+    if decision_md:
+        lines += [decision_md.replace("# Deployment decision", "## Deployment decision", 1)]
+    return "\n".join(lines).rstrip() + "\n"
