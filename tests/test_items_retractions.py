@@ -385,3 +385,23 @@ def test_an_evidence_table_without_an_arm_column_still_charts():
     evidence = pd.DataFrame([{"threads": 1, "wait_policy": "active", "region_us": 0.6, "share": 0.002}])
     chart = evidence_chart({"id": "X", "title": "t"}, evidence).to_dict()
     assert chart["encoding"]["y"]["field"] == "label" and chart["encoding"]["x"]["field"] == "share"
+
+
+def test_a_measured_figure_in_a_user_guide_is_found_outside_marked_examples(tmp_path):
+    from edgebench.retractions import figures_in_guides
+
+    (tmp_path / "README.md").write_text(
+        "It decodes at 23.4 tok/s here.\n"
+        "<!-- example -->\nA row reads 812 MB.\n<!-- /example -->\n"
+        "```bash\nsleep 5s\n```\n"
+        "Use 2 cores and group size 64.\n"
+    )
+    assert figures_in_guides(tmp_path, ("README.md",)) == ["README.md:1: 23.4 tok/s"]
+    (tmp_path / "README.md").write_text("The default study took 22.4 min.\n")
+    assert figures_in_guides(tmp_path, ("README.md",)) == ["README.md:1: 22.4 min"]
+
+
+def test_the_shipped_guides_state_no_measured_figure():
+    from edgebench.retractions import figures_in_guides
+
+    assert figures_in_guides(ROOT) == []

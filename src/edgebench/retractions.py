@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import io
 import math
+import re
 import tokenize
 from pathlib import Path
 
@@ -150,3 +151,47 @@ def scan_for_figures(root: Path, figures: set[str]) -> list[str]:
                         break
                     start = line.find(figure, start + 1)
     return sorted(set(found))
+
+
+# A measured figure: a number with a unit. The user guides explain how to get figures, never state them.
+MEASURED_FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:tok/s|MB|GB|MiB|GiB|min|ms|s)(?![\w/])")
+EXAMPLE_START, EXAMPLE_END = "<!-- example -->", "<!-- /example -->"
+GUIDES = ("README.md", "config/README.md")
+
+
+def figures_in_guides(root: Path, guides: tuple[str, ...] = GUIDES) -> list[str]:
+    """`file:line: figure` for each measured figure in the user guides outside a marked example
+    (between `<!-- example -->` and `<!-- /example -->`) and outside code blocks (commands)."""
+    found = []
+    for name in guides:
+        path = root / name
+        if not path.is_file():
+            continue
+        in_example = in_code = False
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+            in_example = (in_example or EXAMPLE_START in line) and EXAMPLE_END not in line
+            if line.lstrip().startswith("```"):
+                in_code = not in_code
+                continue
+            if in_example or in_code:
+                continue
+            found += [f"{name}:{number}: {m.group(0)}" for m in MEASURED_FIGURE.finditer(line)]
+    return found
+
+
+def check_repository(root: Path, table_paths: list[str]) -> str:
+    """Fail, naming file and line, while a retracted figure is still written in the repository or a
+    user guide states a measured figure; else the line the check writes."""
+    figures = set()
+    for path in table_paths:
+        figures |= retracted_figures(pd.read_parquet(path))
+    found = scan_for_figures(root, figures)
+    if found:
+        raise SystemExit("retracted figures still written in the repository:\n  " + "\n  ".join(found))
+    stated = figures_in_guides(root)
+    if stated:
+        raise SystemExit(
+            "measured figures in the user guides (the pipeline writes findings.md; mark an example "
+            "with <!-- example --> ... <!-- /example -->):\n  " + "\n  ".join(stated)
+        )
+    return f"checked {len(figures)} retracted figures and the guides: none found in the repository's text\n"
