@@ -40,9 +40,18 @@ def stream_gb_s(threads: int, array_bytes: int, repeats: int = 10) -> dict[str, 
     return {"copy": 2 * n * 4 / copy_s / 1e9, "triad": 3 * n * 4 / triad_s / 1e9}
 
 
-def bf16_matmul_gflop_s(threads: int, size: int = 2048, repeats: int = 10) -> float:
-    """Peak-like bf16 GEMM throughput: a square matmul big enough to be compute-bound."""
+def bf16_matmul_gflop_s(threads: int, max_size: int = 2048, repeats: int = 10, call_s: float = 0.05) -> float:
+    """Peak-like bf16 GEMM throughput: a square matmul big enough to be compute-bound. The size
+    doubles from 256 until one call takes `call_s`: where the CPU has no bf16 instructions
+    (AVX2 only) torch's fallback is so slow that the largest size would take minutes."""
     torch.set_num_threads(threads)
-    a = torch.randn(size, size, dtype=torch.bfloat16)
-    b = torch.randn(size, size, dtype=torch.bfloat16)
+    size = 256
+    while True:
+        a = torch.randn(size, size, dtype=torch.bfloat16)
+        b = torch.randn(size, size, dtype=torch.bfloat16)
+        start = time.perf_counter()
+        torch.matmul(a, b)
+        if size >= max_size or time.perf_counter() - start >= call_s:
+            break
+        size *= 2
     return 2 * size**3 / _best_s(lambda: torch.matmul(a, b), repeats) / 1e9
