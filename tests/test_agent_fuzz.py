@@ -4,6 +4,7 @@ no reply may raise; each is applied or counted as an invalid action."""
 import json
 import zlib
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -182,3 +183,46 @@ def test_the_sequential_sample_does_not_reuse_the_batch_cache():
     assert speed["sequential_episodes"] == 2 and speed["batched_episodes"] == 4
     sample_steps = speed["sequential_steps_per_min"] * speed["sequential_s"] / 60
     assert engine.cache_hits < round(sample_steps)
+
+
+class StrictTokenizerReplies(ScriptedReplies):
+    """Like a real engine's tokenizer: a prompt that is not valid UTF-8 sinks the whole batched call."""
+
+    refuse = ""  # a prompt holding this text is refused as well
+
+    def chat(self, prompts, seeds, sampling, reply_prefix=""):
+        for prompt in prompts:
+            prompt.encode("utf-8")  # UnicodeEncodeError on a lone surrogate, as vLLM's tokenizer raises
+            if self.refuse and self.refuse in prompt:
+                raise TypeError("the tokenizer refused this prompt")
+        return super().chat(prompts, seeds, sampling, reply_prefix)
+
+
+SURROGATE = 'input_text", "index": 3, "text": "\\udc80x"}'  # a lone-surrogate escape: valid JSON
+DEEP = 'wait", "extra": ' + "[" * 990 + "]" * 990 + "}"  # nesting that breaks a repr of the history
+
+
+@pytest.mark.parametrize("poison", [SURROGATE, DEEP], ids=["lone surrogate", "deep nesting"])
+def test_one_poisonous_reply_never_sinks_the_batch(poison):
+    from edgebench.agent.llm import run_llm_trials
+
+    engine = StrictTokenizerReplies(['open_app", "name": "Clock"}', poison, 'wait"}'])
+    rows = run_llm_trials(engine, TASKS[:6], 2, {"max_tokens": 32}, progress=lambda message: None)
+    assert len(rows) == 12 and all(row["episode_error"] == "" for row in rows)
+    assert all(row["steps"] == row["budget"] or row["final_status"] != "none" for row in rows)
+
+
+def test_an_episode_whose_prompt_the_engine_refuses_fails_alone():
+    from edgebench.agent.actions import clean_text, sanitized
+    from edgebench.agent.llm import run_llm_trials
+
+    engine = StrictTokenizerReplies(['open_app", "name": "Clock"}', 'wait"}'])
+    engine.refuse = TASKS[0].goal  # the episodes of the tasks with this goal only
+    rows = run_llm_trials(engine, TASKS[:6], 2, {"max_tokens": 32}, progress=lambda message: None)
+    failed = [row for row in rows if row["episode_error"]]
+    refused = {t.task_id for t in TASKS[:6] if t.goal == TASKS[0].goal}
+    assert {row["task_id"] for row in failed} == refused and len(failed) == 2 * len(refused)
+    assert all(row["steps"] > 0 for row in rows if not row["episode_error"])  # the others ran on
+    assert all("refused" in row["episode_error"] for row in failed)
+    assert clean_text("a\udc80b\x00c" + "x" * 500) == "abc" + "x" * 197
+    assert sanitized({"action": "wait", "extra": [[[]]]}) == {"action": "wait"}

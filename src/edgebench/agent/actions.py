@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from edgebench.agent.uixml import Element
 
 DIRECTIONS = ("up", "down", "left", "right")
@@ -31,6 +33,40 @@ def action_error(action: dict) -> str:
     if kind == "status" and action.get("goal_status") not in GOAL_STATUSES:
         return f"goal_status must be one of {GOAL_STATUSES}"
     return ""
+
+
+# The fields each action carries; anything else a model adds is dropped before it reaches a prompt.
+FIELDS = {
+    "click": ("index",),
+    "long_press": ("index",),
+    "input_text": ("index", "text"),
+    "scroll": ("direction",),
+    "open_app": ("name",),
+    "status": ("goal_status",),
+}
+MAX_TEXT = 200  # characters of one typed text or app name that reach the screen and the history
+
+
+def clean_text(text: str, limit: int = MAX_TEXT) -> str:
+    """Model text made safe for a prompt, a screen and the history: no lone surrogates (they
+    cannot be encoded), no control characters, at most `limit` characters."""
+    kept = (
+        ch
+        for ch in text
+        if not 0xD800 <= ord(ch) <= 0xDFFF and (unicodedata.category(ch) != "Cc" or ch == " ")
+    )
+    return "".join(kept)[:limit]
+
+
+def sanitized(action: dict) -> dict:
+    """A well-formed action with only its own fields, its strings cleaned: whatever else a reply
+    held (nested extra fields, escapes) never reaches the next prompt."""
+    kind = action["action"]
+    out = {"action": kind}
+    for key in FIELDS.get(kind, ()):
+        value = action[key]
+        out[key] = clean_text(value) if isinstance(value, str) else value
+    return out
 
 
 def click(e: Element) -> dict:

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from edgebench.agent.actions import action_error
+from edgebench.agent.actions import action_error, sanitized
 from edgebench.agent.device import Device
 from edgebench.agent.simulator import SimulatedDevice
 from edgebench.agent.tasks import Task, judge
@@ -30,10 +30,11 @@ class Episode:
     final_status: str | None = None
     started: float = field(default_factory=time.perf_counter)
     wall_s: float = 0.0
+    error: str = ""  # why this episode alone stopped (its prompt could not be built or sent)
 
     @property
     def active(self) -> bool:
-        return self.final_status is None and self.steps < self.budget
+        return not self.error and self.final_status is None and self.steps < self.budget
 
 
 def scripted_length(task: Task) -> int:
@@ -72,6 +73,7 @@ def apply(episode: Episode, action: Decision) -> None:
         episode.invalid += 1
         episode.device.step += 1
         return
+    action = sanitized(action)
     episode.history.append(action)
     if action["action"] == "status":
         episode.final_status = action["goal_status"]
@@ -118,6 +120,7 @@ def result_row(episode: Episode, policy: str) -> dict:
         "invalid_actions": episode.invalid,
         "wall_s": episode.wall_s,
         "changes": json.dumps([[c.step, c.key, c.old, c.new] for c in episode.device.changes]),
+        "episode_error": episode.error,
     }
 
 

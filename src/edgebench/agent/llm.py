@@ -33,13 +33,15 @@ def run_llm_trials(
 
     def decide(batch):
         step["n"] += 1
-        prompts = [llm_prompt(task.goal, elements, history) for task, elements, history in batch]
         active = [e for e in episodes if e.active]  # the same order run_lockstep built the batch in
-        replies = engine.chat(
-            prompts, [seeds[id(e)] for e in active], {**sampling, "stop": ["}"]}, REPLY_PREFIX
-        )
+        prompts = [built_prompt(e, *item) for e, item in zip(active, batch, strict=True)]
+        live = [i for i, p in enumerate(prompts) if p is not None]
+        replies = chat_each([prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling)
         progress(f"step {step['n']}: {len(batch)} active episodes")
-        return [first_json_object(reply) for reply in replies]
+        decisions: list = [None] * len(batch)
+        for i, reply in zip(live, replies, strict=True):
+            decisions[i] = first_json_object(reply) if reply is not None else None
+        return decisions
 
     run_lockstep(episodes, decide)
     rows = []
@@ -48,6 +50,38 @@ def run_llm_trials(
         row["sampling_seed"] = seeds[id(episode)]
         rows.append(row)
     return rows
+
+
+def built_prompt(episode, task, elements, history) -> str | None:
+    """The episode's next prompt, or None (and the episode fails alone, with its error) when it
+    cannot be built or encoded."""
+    try:
+        prompt = llm_prompt(task.goal, elements, history)
+        prompt.encode("utf-8")  # strict: a lone surrogate would fail inside the engine's tokenizer
+        return prompt
+    except (ValueError, TypeError, RecursionError) as error:
+        episode.error = f"prompt could not be built: {type(error).__name__}: {str(error)[:200]}"
+        return None
+
+
+def chat_each(prompts: list[str], active: list, engine, seeds: dict, sampling: dict) -> list:
+    """One batched chat; if the batch fails, each prompt alone, so only the episodes whose prompt
+    the engine refuses fail (their replies are None), never the whole batch."""
+    sampling = {**sampling, "stop": ["}"]}
+    if not prompts:
+        return []
+    try:
+        return engine.chat(prompts, [seeds[id(e)] for e in active], sampling, REPLY_PREFIX)
+    except Exception:  # noqa: BLE001 - find the episode that broke it, below
+        pass
+    replies = []
+    for prompt, episode in zip(prompts, active, strict=True):
+        try:
+            replies += engine.chat([prompt], [seeds[id(episode)]], sampling, REPLY_PREFIX)
+        except Exception as error:  # noqa: BLE001 - this episode alone fails, with its error
+            episode.error = f"engine refused the prompt: {type(error).__name__}: {str(error)[:200]}"
+            replies.append(None)
+    return replies
 
 
 def sequential_sample(tasks: list[Task], trials: int, episodes: int) -> list[tuple[Task, int]]:

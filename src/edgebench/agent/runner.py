@@ -17,9 +17,15 @@ from edgebench.rows import arm_row
 
 
 def _stamp(rows: list[dict], identity: dict) -> pd.DataFrame:
+    """The arm's identity on every episode row; an episode that failed alone says so in its row."""
     frame = pd.DataFrame(rows)
     for key, value in identity.items():
         frame[key] = value
+    if "episode_error" in frame:
+        alone = frame["episode_error"].fillna("").astype(str) != ""
+        frame.loc[alone, "status"] = "failed"
+        frame.loc[alone, "error"] = frame.loc[alone, "episode_error"]
+        frame = frame.drop(columns="episode_error")
     return frame
 
 
