@@ -1,5 +1,7 @@
 import os
 
+import pytest
+
 from edgebench.agent.episode import Episode, apply
 from edgebench.agent.policies import first_json_object, llm_prompt
 from edgebench.agent.simulator import SimulatedDevice
@@ -124,3 +126,45 @@ def test_input_text_on_a_row_is_invalid_and_taps_nothing():
     episode = Episode(task, 0, 10, device)
     apply(episode, {"action": "input_text", "index": row.index, "text": "x"})
     assert episode.invalid == 1 and device.screen == "settings"
+
+
+def _node(rid="", cls="android.widget.TextView", text="", children="", **flags):
+    attrs = " ".join(f'{k}="{v}"' for k, v in flags.items())
+    return (
+        f'<node resource-id="{rid}" class="{cls}" text="{text}" content-desc="" '
+        f'package="com.android.settings" bounds="[0,0][1080,200]" {attrs}>{children}</node>'
+    )
+
+
+def switchbar_page(state_word: str) -> str:
+    """A pre-Android-12 Settings page (written for this test): an action bar title, a SwitchBar
+    whose text is the state word in the phone's language, and preference rows whose summary is
+    the state word, each with a switch showing that word too."""
+    switch = _node("android:id/switch_widget", "android.widget.Switch", state_word.upper(), checkable="true")
+    bar = _node(
+        "com.android.settings:id/switch_bar",
+        "android.widget.LinearLayout",
+        children=_node("com.android.settings:id/switch_text", text=state_word) + switch,
+        clickable="true",
+    )
+    row = _node(
+        "",
+        "android.widget.LinearLayout",
+        children=_node("android:id/title", text="Notify for public networks")
+        + _node("android:id/summary", text=state_word)
+        + _node("android:id/widget_frame", "android.widget.LinearLayout", children=switch),
+        clickable="true",
+    )
+    action_bar = _node("android:id/action_bar", "android.view.ViewGroup", children=_node(text="Wi‑Fi"))
+    return (
+        f"<hierarchy>{_node(children=action_bar + bar + row, cls='android.widget.FrameLayout')}</hierarchy>"
+    )
+
+
+@pytest.mark.parametrize("state_word", ["On", "Off", "Activé", "Aus"])
+def test_switches_on_a_switchbar_page_are_named_by_their_titles_never_by_a_state_word(state_word):
+    from edgebench.agent.uixml import parse_hierarchy
+
+    switches = [e for e in parse_hierarchy(switchbar_page(state_word)) if e.checkable]
+    assert [e.label for e in switches] == ["Wi-Fi", "Notify for public networks"]
+    assert all(state_word.casefold() not in e.label.casefold() for e in switches)

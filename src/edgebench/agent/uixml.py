@@ -20,6 +20,13 @@ BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 SKIPPED_PACKAGES = ("com.android.systemui",)
 # Resource ids that name a row or a card: the Settings row title, the Clock alarm's time.
 TITLE_IDS = ("title", "digital_clock")
+# Words that are a state ("On", "Off" in the phone's language), never a title: a preference row's
+# summary, and the text of a pre-Android-12 SwitchBar (Android 12+'s MainSwitchBar puts the
+# switch's name in its `switch_text` instead).
+STATE_IDS = ("summary",)
+SWITCH_BAR = "switch_bar"
+# Resource ids that hold a page's title (its words, or those of a text inside it).
+PAGE_TITLE_IDS = ("action_bar_title", "collapsing_toolbar", "action_bar", "toolbar")
 # XML 1.0 cannot carry most control characters, even escaped; typed text drops them.
 NOT_IN_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
@@ -84,10 +91,31 @@ def _words(node: ET.Element) -> str:
     return normalize(node.get("text", "")) or normalize(node.get("content-desc", ""))
 
 
-def subtree_title(node: ET.Element) -> str:
-    """The title inside a node's subtree: a title-id node's words first, else the first words."""
-    below = [d for d in node.iter("node") if d is not node and _words(d)]
-    titled = [d for d in below if d.get("resource-id", "").rsplit("/", 1)[-1] in TITLE_IDS]
+def _rid(node: ET.Element) -> str:
+    return node.get("resource-id", "").rsplit("/", 1)[-1]
+
+
+def is_state(node: ET.Element, in_switch_bar: bool = False) -> bool:
+    return _rid(node) in STATE_IDS or (in_switch_bar and _rid(node) == "switch_text")
+
+
+def state_words(root: ET.Element) -> set[str]:
+    """The page's state words, casefolded."""
+    words = {_words(n).casefold() for n in root.iter("node") if is_state(n) and _words(n)}
+    for bar in (n for n in root.iter("node") if _rid(n) == SWITCH_BAR):
+        words |= {_words(n).casefold() for n in bar.iter("node") if is_state(n, True) and _words(n)}
+    return words
+
+
+def subtree_title(node: ET.Element, states: frozenset[str] = frozenset()) -> str:
+    """The title inside a node's subtree: a title-id node's words first, else the first words
+    that are not a state word."""
+    below = [
+        d
+        for d in node.iter("node")
+        if d is not node and _words(d) and not is_state(d) and _words(d).casefold() not in states
+    ]
+    titled = [d for d in below if _rid(d) in TITLE_IDS]
     chosen = titled or below
     return _words(chosen[0]) if chosen else ""
 
@@ -97,15 +125,35 @@ def _is_element(node: ET.Element, cls: str) -> bool:
     return bool(_words(node)) or any(flags) or cls == "EditText"
 
 
+def _own_text(node: ET.Element, states: set[str]) -> str:
+    text = normalize(node.get("text", ""))
+    return "" if node.get("checkable") == "true" and text.casefold() in states else text
+
+
+def page_title(root: ET.Element) -> str:
+    """The page's title from its action bar or toolbar ("" when it shows none)."""
+    for node in root.iter("node"):
+        if _rid(node) in PAGE_TITLE_IDS and node.get("package") not in SKIPPED_PACKAGES:
+            words = _words(node) or subtree_title(node)
+            if words:
+                return words
+    return ""
+
+
 def parse_hierarchy(xml: str) -> list[Element]:
-    """Interesting nodes (with words, clickable, checkable or editable), in document order, indexed."""
+    """Interesting nodes (with words, clickable, checkable or editable), in document order, indexed.
+    A switch or check box is labelled by its row's title, else the page's (a SwitchBar), never by
+    the state word it or its row shows."""
     root = ET.fromstring(xml)
     elements: list[Element] = []
+    page = page_title(root)
+    # the page's state words, in its own language: a switch showing one ("ON") is not named by it
+    states = frozenset(state_words(root))
 
     def walk(node: ET.Element, row_title: str) -> None:
         if node.get("package") in SKIPPED_PACKAGES:
             return
-        own_title = subtree_title(node) if node.tag == "node" else ""
+        own_title = subtree_title(node, states) if node.tag == "node" else ""
         if node.tag == "node":
             cls = node.get("class", "").rsplit(".", 1)[-1]
             x1, y1, x2, y2 = bounds = parse_bounds(node.get("bounds", "[0,0][0,0]"))
@@ -114,7 +162,7 @@ def parse_hierarchy(xml: str) -> list[Element]:
                     Element(
                         index=len(elements),
                         cls=cls,
-                        text=normalize(node.get("text", "")),
+                        text=_own_text(node, states),
                         resource_id=node.get("resource-id", ""),
                         checkable=node.get("checkable") == "true",
                         checked=node.get("checked") == "true",
@@ -122,11 +170,13 @@ def parse_hierarchy(xml: str) -> list[Element]:
                         editable=cls == "EditText",
                         bounds=bounds,
                         desc=normalize(node.get("content-desc", "")),
-                        # only a switch or check box borrows its row's title; a container never does
-                        title=own_title or (row_title if node.get("checkable") == "true" else ""),
+                        # only a switch or check box borrows its row's (or page's) title
+                        title=own_title or (row_title or page if node.get("checkable") == "true" else ""),
                         package=node.get("package", ""),
                     )
                 )
+        if _rid(node) == SWITCH_BAR:  # the page's main switch: named by the page (or the bar's own name)
+            row_title = own_title or page
         for child in node:
             walk(child, own_title or row_title)
 
