@@ -52,7 +52,12 @@ class FakeAdb:
             case ["settings", "get", "global", key]:
                 return str(int(getattr(state, key)))
             case ["content", "query", "--uri", "content://com.android.contacts/data/phones", *_]:
-                rows = [f"Row: {i} display_name={n}, data1={p}" for i, (n, p) in enumerate(state.contacts)]
+                # as a phone: a contact without a number has no phone row
+                numbered = [(n, p) for n, p in state.contacts if p]
+                rows = [f"Row: {i} display_name={n}, data1={p}" for i, (n, p) in enumerate(numbered)]
+                return "\n".join(rows) or "No result found."
+            case ["content", "query", "--uri", "content://com.android.contacts/contacts", *_]:
+                rows = [f"Row: {i} display_name={n}" for i, (n, _) in enumerate(state.contacts)]
                 return "\n".join(rows) or "No result found."
             case _:
                 raise AssertionError(f"the fake adb does not know {args}")

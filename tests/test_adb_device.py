@@ -80,3 +80,20 @@ def test_real_screen_parses_and_state_reads():
     before = device.snapshot()
     assert parse_hierarchy(device.observe())
     assert before.wifi_on in (0, 1, 2) and all(phone for _, phone in before.contacts)
+
+
+def test_a_contact_without_a_number_is_read_as_a_phone_lists_it():
+    from edgebench.agent.adb_device import phone_contacts
+
+    phones = "Row: 0 display_name=Mia, data1=555-0100\nRow: 1 display_name=Ana, data1=555-0101"
+    listing = (
+        "Row: 0 display_name=Mia\nRow: 1 display_name=Ana\nRow: 2 display_name=Mia\nRow: 3 display_name=Lu"
+    )
+    # Lu has no number (no phone row at all); the second Mia has none either
+    assert phone_contacts(phones, listing) == [
+        ("Ana", "555-0101"),
+        ("Lu", ""),
+        ("Mia", ""),
+        ("Mia", "555-0100"),
+    ]
+    assert phone_contacts("No result found.", "No result found.") == []

@@ -3,7 +3,8 @@
 State is read the way Android exposes it:
 - `settings get global wifi_on` is a tri-state (0 off, 1 on, 2 on while airplane mode is on; 3,
   "off until airplane mode ends", reads as 0), `airplane_mode_on` and `bluetooth_on` are flags;
-- contacts come from the contacts provider with their phone numbers (`data/phones`: name and number);
+- contacts come from the contacts provider: numbers from `data/phones` (a contact without a number
+  has no row there) and every contact's name from `contacts`;
 - alarms are the Google Clock's list, which no provider exposes: they are read from the alarm list
   screen itself (on reset, and after every action that leaves the alarm list on screen, which is
   where alarms are toggled and where a saved alarm returns to).
@@ -19,6 +20,7 @@ simulator, and the tests that need a real phone are marked `device` and skip wit
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from edgebench.agent.screens import alarms_on_screen, app_package, screen_name
 from edgebench.agent.state import WIFI_OFF, WIFI_VALUES, Alarm, DeviceState, diff
@@ -32,6 +34,7 @@ APP_PACKAGES = {
 DUMP_PATH = "/sdcard/window_dump.xml"
 APP_OF_PACKAGE = {package: app for app, package in APP_PACKAGES.items()}
 PHONE_ROW = re.compile(r"display_name=(.*?), data1=(.*)$")
+CONTACT_ROW = re.compile(r"display_name=(.*)$")
 
 
 class AdbError(RuntimeError):
@@ -44,13 +47,21 @@ def wifi_setting(raw: str) -> int:
     return int(value) if value.isdigit() and int(value) in WIFI_VALUES else WIFI_OFF
 
 
-def phone_contacts(query_output: str) -> list[tuple[str, str]]:
-    """(name, number) pairs from `content query --uri content://com.android.contacts/data/phones`."""
+def phone_contacts(query_output: str, contacts_output: str = "") -> list[tuple[str, str]]:
+    """(name, number) pairs as a phone has them: numbers from `data/phones` (a contact without a
+    number has no row there), and, from the `contacts` listing, every contact beyond its phone
+    rows as a name without a number."""
     contacts = []
     for line in query_output.splitlines():
         match = PHONE_ROW.search(line)
         if match:
             contacts.append((normalize(match.group(1)), normalize(match.group(2))))
+    listed = Counter(
+        normalize(m.group(1)) for m in map(CONTACT_ROW.search, contacts_output.splitlines()) if m
+    )
+    with_number = Counter(name for name, _ in contacts)
+    for name, count in listed.items():
+        contacts += [(name, "")] * max(count - with_number[name], 0)
     return sorted(contacts)
 
 
@@ -161,12 +172,16 @@ class AdbDevice:
             "content", "query", "--uri", "content://com.android.contacts/data/phones",
             "--projection", "display_name:data1",
         )  # fmt: skip
+        listing = self.shell(
+            "content", "query", "--uri", "content://com.android.contacts/contacts",
+            "--projection", "display_name",
+        )  # fmt: skip
         return DeviceState(
             wifi_on=wifi_setting(self.shell("settings", "get", "global", "wifi_on")),
             airplane_mode_on=self.shell("settings", "get", "global", "airplane_mode_on").strip() == "1",
             bluetooth_on=self.shell("settings", "get", "global", "bluetooth_on").strip() in ("1", "2"),
             alarms=list(self._alarms),
-            contacts=phone_contacts(query),
+            contacts=phone_contacts(query, listing),
             foreground=self._app,
         )
 
