@@ -68,20 +68,22 @@ def test_round_trip_fails_every_already_satisfied_toggle(results):
     assert toggles["goal_met"].all() and not toggles["untouched_if_satisfied"].any()
 
 
-def test_type_never_save_fails_every_add_alarm_variant(results):
+def test_type_never_save_fails_every_add_alarm_variant_that_needs_a_change(results):
     frame = results["type_never_save"]
-    alarms = frame[frame["template"] == "add_alarm"]
+    alarms = frame[(frame["template"] == "add_alarm") & ~frame["already_satisfied"]]
     assert len(alarms) == 12 and not alarms["success"].any()
+    present = frame[(frame["template"] == "add_alarm") & frame["already_satisfied"]]
+    assert len(present) == 3 and present["success"].all()  # set and on already: not saving is right
     assert alarms["reached"].all()  # it got to the picker; typing is not saving
 
 
 def test_collateral_damage_inside_the_tasks_own_state_fails(results):
     too_broad = results["all_alarms_off"]
-    assert set(too_broad["template"]) == {"alarm_off"} and len(too_broad) == 6
+    assert set(too_broad["template"]) == {"alarm_off"} and len(too_broad) == 9
     assert not too_broad["success"].any() and not too_broad["exact_change"].any()
     assert too_broad.loc[~too_broad["already_satisfied"], "goal_met"].all()  # the asked-for alarm is off
     toggled = results["alarm_and_toggle_another"]
-    assert set(toggled["template"]) == {"add_alarm"} and len(toggled) == 12
+    assert set(toggled["template"]) == {"add_alarm"} and len(toggled) == 15
     assert not toggled["success"].any() and toggled["goal_met"].all() and not toggled["exact_change"].any()
 
 
@@ -133,3 +135,34 @@ def test_item_h1_confirms_the_strict_oracle_from_the_baseline_rows(results):
     lenient = frame.copy()
     lenient.loc[(lenient["arm"] == "baseline/round_trip") & lenient["already_satisfied"], "success"] = True
     assert strict_oracle(lenient, {})[0] == "refuted"
+
+
+def _judged(task, final_alarms=None, final_contacts=None):
+    final = task.initial.copy() if hasattr(task.initial, "copy") else DeviceState(**vars(task.initial))
+    if final_alarms is not None:
+        final.alarms = sorted(final_alarms)
+    if final_contacts is not None:
+        final.contacts = sorted(final_contacts)
+    return judge(task, final, [], "complete", [task.kind.target_screen(task.params)])
+
+
+@pytest.mark.parametrize("instance", [0, 1, 2])
+def test_goal_already_met_and_duplicated_entries_have_end_states_their_scripts_reach(instance, results):
+    scripted = results["scripted"].set_index("task_id")
+    present = build("add_alarm", "present_on", instance)
+    h, m = present.params["hour"], present.params["minute"]
+    assert scripted.loc[present.task_id, "success"]
+    assert _judged(present).goal_met  # doing nothing is an accepted end state
+    assert not _judged(present, [*present.initial.alarms, (h, m, True)]).goal_met  # a second copy is not
+    twice = build("alarm_off", "listed_twice", instance)
+    h, m = twice.params["hour"], twice.params["minute"]
+    assert [a for a in twice.initial.alarms if a[:2] == (h, m)] == [(h, m, True), (h, m, True)]
+    assert scripted.loc[twice.task_id, "success"]
+    one_off = list(twice.initial.alarms)
+    one_off[one_off.index((h, m, True))] = (h, m, False)
+    assert not _judged(twice, one_off).goal_met  # turning off one of the two is not done
+    contact = build("add_contact", "listed_twice", instance)
+    name, phone = contact.params["name"], contact.params["phone"]
+    assert scripted.loc[contact.task_id, "success"] and contact.already_satisfied
+    duplicate = [*contact.initial.contacts, (name, phone)]
+    assert not _judged(contact, final_contacts=duplicate).goal_met  # a duplicate is not the goal

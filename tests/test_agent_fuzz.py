@@ -61,7 +61,7 @@ TYPED = st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.text(
 EDITING = [
     t
     for t in TASKS
-    if t.template in ("add_contact", "add_alarm") and t.variant not in ("already_satisfied", "present")
+    if t.template in ("add_contact", "add_alarm") and not t.already_satisfied and t.variant != "present"
 ]
 
 

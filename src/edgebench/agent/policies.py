@@ -41,8 +41,8 @@ class ScriptedPolicy:
         return click(find(elements, text="OK"))
 
     def alarms_to_turn_off(self, elements: list[Element], label: str) -> list[Element]:
-        switch = find(elements, switch_of=label)
-        return [switch] if switch is not None and switch.checked else []
+        """Every switch of an alarm at this time that is on (the same alarm may be listed twice)."""
+        return [e for e in elements if e.checkable and e.label == label and e.checked]
 
     def done(self, elements: list[Element]) -> dict:
         return status()

@@ -85,6 +85,7 @@ class TaskKind:
 
     name = ""
     variants: tuple[str, ...] = ("needs_change", "already_satisfied")
+    satisfied: tuple[str, ...] = ("already_satisfied",)  # variants whose goal holds at the start
     relevant: tuple[str, ...] = ()  # the state keys the task may change
     expected_status = "complete"
 
@@ -168,10 +169,12 @@ BLUETOOTH_PATH = ("Bluetooth", "Connection preferences", "Connected devices")
 
 
 class AddAlarm(TaskKind):
-    """Success is exactly one enabled alarm at the time; 'present' starts with it there but off."""
+    """Success is exactly one enabled alarm at the time; 'present' starts with it there but off,
+    'present_on' with it there and on (the goal already holds: nothing may change)."""
 
     name = "add_alarm"
-    variants = ("seven", "am", "pm", "present")
+    variants = ("seven", "am", "pm", "present", "present_on")
+    satisfied = ("present_on",)
     relevant = ("alarms",)
 
     def domains(self, variant):
@@ -187,8 +190,8 @@ class AddAlarm(TaskKind):
         alarms = [a for a in state.alarms if a[:2] != (hour, minute)]
         if not alarms:
             alarms.append(other_alarm(rng, hour, minute, rng.random() < 0.5))
-        if variant == "present":
-            alarms.append((hour, minute, False))
+        if variant in ("present", "present_on"):
+            alarms.append((hour, minute, variant == "present_on"))
         state.alarms = sorted(alarms)
         return state
 
@@ -201,6 +204,8 @@ class AddAlarm(TaskKind):
 
     def acceptable(self, variant, params, initial):
         hour, minute = params["hour"], params["minute"]
+        if (hour, minute, True) in initial.alarms:  # already set and on: the start is the end
+            return [{"alarms": sorted(initial.alarms)}]
         options = [{"alarms": sorted([*initial.alarms, (hour, minute, True)])}]
         if (hour, minute, False) in initial.alarms:  # enabling the one that is there counts too
             enabled = list(initial.alarms)
@@ -224,7 +229,10 @@ class AddAlarm(TaskKind):
 
 
 class AlarmOff(TaskKind):
+    """'listed_twice' has the alarm twice, both on: both must end off."""
+
     name = "alarm_off"
+    variants = ("needs_change", "already_satisfied", "listed_twice")
     relevant = ("alarms",)
 
     def domains(self, variant):
@@ -236,8 +244,11 @@ class AlarmOff(TaskKind):
         alarms = [a for a in state.alarms if a[:2] != (hour, minute)]
         if not any(enabled for _, _, enabled in alarms):  # another alarm to wrongly turn off
             alarms.append(other_alarm(rng, hour, minute, True))
+        alarms = sorted(set(alarms))
         alarms.append((hour, minute, variant != "already_satisfied"))
-        state.alarms = sorted(set(alarms))
+        if variant == "listed_twice":
+            alarms.append((hour, minute, True))
+        state.alarms = sorted(alarms)
         return state
 
     def goal(self, params):
@@ -262,10 +273,12 @@ class AlarmOff(TaskKind):
 
 
 class AddContact(TaskKind):
-    """Contacts match on name and phone: 'name_taken' has the name with another number."""
+    """Contacts match on name and phone: 'name_taken' has the name with another number;
+    'listed_twice' has the name twice, one of them with the number (the goal already holds)."""
 
     name = "add_contact"
-    variants = ("needs_change", "already_satisfied", "name_taken")
+    variants = ("needs_change", "already_satisfied", "name_taken", "listed_twice")
+    satisfied = ("already_satisfied", "listed_twice")
     relevant = ("contacts",)
 
     def domains(self, variant):
@@ -279,9 +292,11 @@ class AddContact(TaskKind):
         state = distractors(rng)
         if variant == "already_satisfied":
             state.contacts.append((params["name"], params["phone"]))
-        elif variant == "name_taken":
+        if variant in ("name_taken", "listed_twice"):
             other = phone_number((int(params["phone"][-4:]) + rng.randint(1, 9998)) % 10000)
             state.contacts.append((params["name"], other))
+        if variant == "listed_twice":
+            state.contacts.append((params["name"], params["phone"]))
         return state
 
     def goal(self, params):
@@ -291,7 +306,7 @@ class AddContact(TaskKind):
         return state.contacts.count((params["name"], params["phone"])) == 1
 
     def acceptable(self, variant, params, initial):
-        if variant == "already_satisfied":
+        if variant in self.satisfied:
             return [{"contacts": sorted(initial.contacts)}]
         return [{"contacts": sorted([*initial.contacts, (params["name"], params["phone"])])}]
 
@@ -312,15 +327,16 @@ class AddContact(TaskKind):
         if find(elements, rid="large_title") is not None:  # a contact's details
             if find(elements, text=phone) is not None:
                 return agent.done(elements)
-            memory["other_number_seen"] = True
+            memory["other_numbers_seen"] = memory.get("other_numbers_seen", 0) + 1
             return back()
         if find(elements, text="Create contact") is None:
             return open_app("Contacts")
         if memory.get("saved"):
             return agent.done(elements)
-        existing = find(elements, text=name)
-        if existing is not None and not memory.get("other_number_seen"):
-            return click(existing)
+        entries = [e for e in elements if e.label == name and e.clickable]  # each one, in list order
+        seen = memory.get("other_numbers_seen", 0)
+        if seen < len(entries):  # open the next entry with the name to read its number
+            return click(entries[seen])
         return click(find(elements, text="Create contact"))
 
 
@@ -439,7 +455,7 @@ class Task:
 
     @property
     def already_satisfied(self) -> bool:
-        return self.variant == "already_satisfied"
+        return self.variant in self.kind.satisfied
 
     @property
     def goal(self) -> str:

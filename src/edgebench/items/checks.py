@@ -85,8 +85,10 @@ def strict_oracle(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
         ),
         (
             "type_never_save",
-            "add_alarm",
-            (ok["arm"] == "baseline/type_never_save") & (ok["template"] == "add_alarm"),
+            "add_alarm needing a change",
+            (ok["arm"] == "baseline/type_never_save")
+            & (ok["template"] == "add_alarm")
+            & ~ok["already_satisfied"].astype(bool),
             0.0,
         ),
     ]
