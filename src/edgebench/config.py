@@ -65,7 +65,7 @@ def _fill_defaults(schema: dict, value: object) -> None:
                 _fill_defaults(extra, item)
 
 
-def validate_config(config: dict, schema: dict | None = None) -> dict:
+def validate_config(config: dict, schema: dict | None = None, read_model: bool = True) -> dict:
     """Validated copy of the config with defaults filled; raises ConfigError naming the key."""
     schema = schema or load_schema()
     check_finite(config, "config")
@@ -74,28 +74,34 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
         raise ConfigError(f"invalid config: {problems}")
     checked = copy.deepcopy(config)
     _fill_defaults(schema, checked)
-    check_cross_fields(checked)
+    check_cross_fields(checked, read_model)
     return checked
 
 
-def model_widths(model: dict) -> dict[str, int] | None:
-    """The reference model's layer widths, read from its config or its GGUF header (None when the
-    model package is not installed yet: the reference_model rule then says so)."""
+def model_widths(model: dict) -> dict[str, int]:
+    """The reference model's layer widths, read from its config or its GGUF header; a model that
+    cannot be read (missing, truncated, garbage, a package not installed) is refused here."""
     if model["kind"] == "tiny_random":
         return {"hidden_size": model["hidden_size"], "intermediate_size": model["intermediate_size"]}
-    from edgebench.models.ggufmeta import gguf_widths
-    from edgebench.models.source import header_file
+    from edgebench.models.local import ModelFileError
+    from edgebench.models.source import model_summary
 
     try:
-        return gguf_widths(header_file(model))
-    except (FileNotFoundError, ValueError, KeyError):
-        return None
+        summary = model_summary(model)
+    except (ModelFileError, FileNotFoundError) as error:
+        raise ConfigError(f"config.model: {error}") from None
+    if model["kind"] == "hf_dir" and summary.get("quantization"):
+        raise ConfigError(
+            f"config.model.path: {model['path']} is a {summary['quantization']} checkpoint; the reference "
+            "must be the unquantized model"
+        )
+    return {k: summary[k] for k in ("hidden_size", "intermediate_size")}
 
 
 def check_group_sizes(config: dict) -> None:
     """A quantization group must tile every layer width it quantizes, or the build fails late."""
     grouped = {n: s for n, s in config["builds"].items() if s.get("group_size", -1) > 0}
-    widths = model_widths(config["model"]) if grouped else None
+    widths = model_widths(config["model"])  # read even without groups: an unreadable model stops here
     for name, spec in grouped.items():
         bad = {k: w for k, w in (widths or {}).items() if w % spec["group_size"]}
         if bad:
@@ -105,8 +111,9 @@ def check_group_sizes(config: dict) -> None:
             )
 
 
-def check_builds(config: dict) -> None:
-    check_group_sizes(config)
+def check_builds(config: dict, read_model: bool = True) -> None:
+    if read_model:
+        check_group_sizes(config)
     for name, spec in config["builds"].items():
         if spec["method"] in ("gptq", "rtn") and "group_size" not in spec:
             raise ConfigError(f"config.builds.{name}: method {spec['method']} needs a group_size")
@@ -215,9 +222,11 @@ def check_stage_arms(config: dict) -> None:
         raise ConfigError(f"config.diagnostics: memory/profile arms {unknown} are not arms of config.arms")
 
 
-def check_cross_fields(config: dict) -> None:
-    """Rules a JSON schema cannot say: references between sections, and this machine's cores."""
-    check_builds(config)
+def check_cross_fields(config: dict, read_model: bool = True) -> None:
+    """Rules a JSON schema cannot say: the model file itself, references between sections, and this
+    machine's cores (`read_model` False: everything but the model file, for a config whose model
+    package is not installed yet)."""
+    check_builds(config, read_model)
     check_arms(config)
     check_metrics(config)
     check_calibration(config)
@@ -375,6 +384,24 @@ def merge_config(base: dict, overlay: dict) -> dict:
     return merged
 
 
+def model_from_path(given: dict) -> dict:
+    """`--config model=PATH`: the model a path names (a .gguf file or a checkpoint folder), its
+    results under results/<model name>/ and its rows under that run id, unless the command line
+    says otherwise."""
+    path = given.get("model")
+    if not isinstance(path, str):
+        return given
+    from edgebench.models.local import ModelFileError, default_name, infer_kind
+
+    try:
+        kind = infer_kind(path)
+    except ModelFileError as error:
+        raise ConfigError(str(error)) from None
+    name = default_name(path)
+    model = {"kind": kind, "path": path}
+    return {"run_id": name, "results_dir": f"results/{name}", **given, "model": model, "replace": ["model"]}
+
+
 def study_sources(path: str | Path, seen: tuple[str, ...] = ()) -> list[tuple[str, dict]]:
     """A study file and the chain of files it `extends`, base first: a study states only what
     differs from its base."""
@@ -416,7 +443,7 @@ def study_config(base_path: str | Path, command_line: dict, replace: bool = Fals
     if study or (Path(base_path).exists() and not replace):
         sources += study_sources(base_path)
     sources += [(p.strip(), read_config_file(p.strip())) for p in paths if p.strip()]
-    given = {k: v for k, v in command_line.items() if k not in ("overlays", "study")}
+    given = model_from_path({k: v for k, v in command_line.items() if k not in ("overlays", "study")})
     sources.append(("the command line (--config)", given))
     config: dict = {}
     for _, raw in sources:
@@ -457,9 +484,9 @@ def config_origin(message: str, sources: list[tuple[str, dict]]) -> str:
     return ""
 
 
-def load_config(path: str | Path) -> dict:
+def load_config(path: str | Path, read_model: bool = True) -> dict:
     """A study file (and what it extends), validated."""
     config: dict = {}
     for _, raw in study_sources(path):
         config = compose(config, raw)
-    return validate_config(config)
+    return validate_config(config, read_model=read_model)

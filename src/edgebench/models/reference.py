@@ -168,9 +168,44 @@ def tiny_random_reference(model_cfg: dict, out_dir: Path) -> dict:
     )
 
 
+def reference_from_hf_dir(source: Path, out_dir: Path) -> dict:
+    """A checkpoint folder on disk as the reference: its config, safetensors weights and tokenizer
+    files copied (no pickles, no code), its config made plain bf16."""
+    import shutil
+
+    from edgebench.models.local import hf_dir_summary, safetensors_parameters
+
+    with stopwatch() as clock:
+        hf_dir_summary(source)  # refuses pickles, remote code, unknown architectures
+        for path in sorted(source.iterdir()):
+            if path.is_file() and (path.suffix in (".json", ".safetensors", ".jinja", ".model", ".txt")):
+                shutil.copy2(path, out_dir / path.name)
+        _clean_config(out_dir)
+        weights = sorted(out_dir.glob("*.safetensors"))
+        parameters = sum(safetensors_parameters(p) for p in weights)
+    return write_build_json(
+        out_dir,
+        {
+            "build": "reference",
+            "method": "hf-dir",
+            "bits": 16,
+            "group_size": None,
+            "sym": None,
+            "format": "safetensors-bf16",
+            "bits_per_weight": 16.0,
+            "parameters": parameters,
+            "build_s": clock["seconds"],
+            "source": f"{source} (checkpoint folder)",
+            "source_digest": file_digest(weights[0]),
+        },
+    )
+
+
 def build_reference(model_cfg: dict, out_dir: Path) -> dict:
     with fresh_build_dir(out_dir) as tmp:
-        if model_cfg["kind"] in ("gguf_package", "gguf_parts"):
+        if model_cfg["kind"] == "hf_dir":
+            return reference_from_hf_dir(Path(model_cfg["path"]), tmp)
+        if model_cfg["kind"] in ("gguf_package", "gguf_parts", "gguf_file"):
             with model_gguf(model_cfg, out_dir.parent / f".{out_dir.name}.source") as gguf_path:
                 return reference_from_gguf(gguf_path, tmp)
         if model_cfg["kind"] == "tiny_random":

