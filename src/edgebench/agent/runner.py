@@ -63,6 +63,22 @@ def run_baselines(config: dict, code_digest: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def unrun_rows(tasks: list, trials: int) -> list[dict]:
+    """One row per trial an engine failure kept from running."""
+    return [
+        {
+            "task_id": t.task_id,
+            "template": t.template,
+            "variant": t.variant,
+            "already_satisfied": t.already_satisfied,
+            "trial": trial,
+            "success": False,
+        }
+        for t in tasks
+        for trial in range(trials)
+    ]
+
+
 def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd.DataFrame:
     """All trials of one arm in lockstep batches through one engine; an engine failure is one
     failed row per trial that could not run."""
@@ -103,18 +119,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
     except Exception as error:  # failures are rows
         traceback.print_exc()
         identity.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
-        rows = [
-            {
-                "task_id": t.task_id,
-                "template": t.template,
-                "variant": t.variant,
-                "already_satisfied": t.already_satisfied,
-                "trial": trial,
-                "success": False,
-            }
-            for t in tasks
-            for trial in range(settings["trials"])
-        ]
+        rows = unrun_rows(tasks, settings["trials"])
     identity["wall_s_total"] = time.perf_counter() - start
     frame = _stamp(rows, identity)
     print(f"{arm_name}: {frame['success'].mean():.3f} success over {len(frame)} episodes", flush=True)

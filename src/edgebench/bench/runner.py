@@ -79,22 +79,7 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
                 preexec_fn=functools.partial(_prepare_child, cores, _memory_limit(spec.fault)),
             )
             sampler = Sampler(proc.pid, interval_s)
-            thread = threading.Thread(target=sampler.run, daemon=True)
-            thread.start()
-            status, error = "ok", ""
-            try:
-                _, wait_status, usage = _wait4_with_timeout(proc, timeout_s)
-                own_ticks = max(sampler.max_tree_ticks, _usage_ticks(usage))
-                if wait_status != 0:
-                    status, error = "failed", f"worker exited with {_describe(wait_status)}"
-            except subprocess.TimeoutExpired:
-                kill_tree(proc.pid)
-                proc.wait()
-                own_ticks = sampler.max_tree_ticks
-                status, error = "failed", f"timed out after {timeout_s:.0f} s"
-            finally:
-                sampler.stop()
-                thread.join()
+            status, error, own_ticks = _watch(proc, sampler, timeout_s)
         wall_s = time.time() - t_parent
         cpu_after = read_proc_stat()
         # the harness's own sampling is known load, not contention from someone else
@@ -116,6 +101,27 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
             rss_samples=sampler.samples,
         )
         return result
+
+
+def _watch(proc: subprocess.Popen, sampler, timeout_s: float) -> tuple[str, str, int]:
+    """Sample the worker until it exits or times out: status, error and its CPU ticks."""
+    thread = threading.Thread(target=sampler.run, daemon=True)
+    thread.start()
+    status, error = "ok", ""
+    try:
+        _, wait_status, usage = _wait4_with_timeout(proc, timeout_s)
+        own_ticks = max(sampler.max_tree_ticks, _usage_ticks(usage))
+        if wait_status != 0:
+            status, error = "failed", f"worker exited with {_describe(wait_status)}"
+    except subprocess.TimeoutExpired:
+        kill_tree(proc.pid)
+        proc.wait()
+        own_ticks = sampler.max_tree_ticks
+        status, error = "failed", f"timed out after {timeout_s:.0f} s"
+    finally:
+        sampler.stop()
+        thread.join()
+    return status, error, own_ticks
 
 
 def kill_tree(pid: int) -> None:

@@ -164,6 +164,18 @@ def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, voc
         engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8)
 
 
+def score_engine(engine, windows: list[dict], ref, settings: dict, row: dict):
+    """Teacher-forced scoring of a loaded engine into `row` (and the exact-subset gap where the
+    engine gives only the top-k); returns the per-position scores."""
+    topk, vocab = int(settings["topk"]), int(ref.shape[1])
+    results = engine.prompt_logprobs([w["ids"] for w in windows], topk)
+    per_position, summary, method = score_windows(ref, windows, results)
+    row.update(summary, kl_method=method)
+    if method == "topk_bucket" and settings["exact_subset_positions"] > 0:
+        row.update(exact_subset_gap(engine, windows[0], ref, settings["exact_subset_positions"], topk, vocab))
+    return per_position
+
+
 def run_fidelity_arm(
     config: dict,
     arm_name: str,
@@ -196,22 +208,14 @@ def run_fidelity_arm(
         engine = make_engine(arm_cfg["engine"])
         engine.import_engine()
         load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
-        results = engine.prompt_logprobs([w["ids"] for w in windows], int(settings["topk"]))
-        per_position, summary, method = score_windows(ref, windows, results)
-        row.update(summary, kl_method=method)
-        if method == "topk_bucket" and settings["exact_subset_positions"] > 0:
-            row.update(
-                exact_subset_gap(
-                    engine, windows[0], ref, settings["exact_subset_positions"], int(settings["topk"]), vocab
-                )
-            )
+        per_position = score_engine(engine, windows, ref, settings, row)
         continuations = [engine.generate(p, GREEDY_TOKENS) for p in greedy_prompts]
         row["greedy_match"] = sum(a == b for a, b in zip(continuations, expected_greedy, strict=True))
         row["greedy_prompts"] = len(greedy_prompts)
         engine.close()
         positions = positions_frame(arm_name, windows, per_position)
         print(
-            f"{arm_name}: top1 {summary['top1']:.4f}, kl_mean {summary['kl_mean']:.5f} ({method}), "
+            f"{arm_name}: top1 {row['top1']:.4f}, kl_mean {row['kl_mean']:.5f} ({row['kl_method']}), "
             f"greedy {row['greedy_match']}/{len(greedy_prompts)}",
             flush=True,
         )
