@@ -139,7 +139,7 @@ def _memory_limit(fault: dict | None) -> int | None:
 
 def root_cause(log: str) -> str:
     """The first lines that name why an engine died (vLLM's own error is often a generic EngineDeadError)."""
-    keys = ("died unexpectedly", "Error:", "Killed", "Illegal instruction", "MemoryError")
+    keys = ("died unexpectedly", "Error:", "UnsupportedArm:", "Killed", "Illegal instruction", "MemoryError")
     found = []
     for line in log.splitlines():
         if any(k in line for k in keys) and line.strip() not in found:
