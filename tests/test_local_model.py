@@ -116,3 +116,43 @@ def test_the_workflow_builds_the_reference_of_a_model_on_disk(checkpoint, tmp_pa
     record = json.loads((workdir / target).read_text())
     assert record["method"] == ("hf-dir" if kind == "hf_dir" else "dequantized-gguf")
     assert record["parameters"] > 0 and (workdir / target).with_name("model.safetensors").exists()
+
+
+def test_an_existing_checkpoint_is_a_build_with_what_was_read_from_it(checkpoint, tmp_path):
+    from edgebench.models.existing import build_existing
+    from edgebench.models.gguf_build import write_f16_gguf
+    from edgebench.models.quantized import build_quantized
+
+    theirs = tmp_path / "their-gptq"  # a GPTQ folder made elsewhere
+    spec = {"method": "rtn", "bits": 4, "group_size": 64, "sym": True, "format": "gptq"}
+    build_quantized(checkpoint, theirs, "theirs", spec, TINY_MODEL)
+    (theirs / "build.json").unlink()
+    record = build_existing(tmp_path / "models" / "gptq-theirs", "gptq-theirs", {"path": str(theirs)})
+    assert (record["method"], record["bits"], record["group_size"], record["sym"]) == (
+        "existing",
+        4,
+        64,
+        True,
+    )
+    assert (
+        record["format"] == "gptq"
+        and 4 < record["bits_per_weight"] < 16
+        and len(record["source_digest"]) == 64
+    )
+    gguf = tmp_path / "theirs.gguf"
+    write_f16_gguf(checkpoint, gguf, None)
+    record = build_existing(tmp_path / "models" / "gguf-theirs", "gguf-theirs", {"path": str(gguf)})
+    assert record["format"] == "gguf" and (tmp_path / "models" / "gguf-theirs" / "model.gguf").is_file()
+
+    study = yaml.safe_load(BASE.read_text())
+    from edgebench.config import validate_config
+
+    study["builds"]["theirs"] = {"method": "existing", "path": str(theirs)}
+    study["builds"]["theirs-gguf"] = {"method": "existing", "path": str(gguf)}
+    study["arms"]["vllm/theirs"] = {"engine": "vllm", "build": "theirs", "bench": False}
+    assert validate_config(study)["builds"]["theirs"]["path"] == str(theirs)
+    study["arms"]["vllm/theirs-gguf"] = {"engine": "vllm", "build": "theirs-gguf", "bench": False}
+    assert "cannot run build 'theirs-gguf'" in refused(lambda: validate_config(study))
+    del study["arms"]["vllm/theirs-gguf"]
+    study["builds"]["theirs"]["path"] = str(tmp_path / "gone")
+    assert "config.builds.theirs.path" in refused(lambda: validate_config(study))

@@ -111,6 +111,25 @@ def check_group_sizes(config: dict) -> None:
             )
 
 
+def check_existing(name: str, spec: dict) -> None:
+    """An existing checkpoint must be there and readable before any job."""
+    from edgebench.models.local import ModelFileError, gguf_summary, hf_dir_summary
+
+    if "path" not in spec:
+        raise ConfigError(f"config.builds.{name}: method existing needs a path")
+    try:
+        (gguf_summary if spec["path"].endswith(".gguf") else hf_dir_summary)(spec["path"])
+    except ModelFileError as error:
+        raise ConfigError(f"config.builds.{name}.path: {error}") from None
+
+
+def load_method(spec: dict) -> str:
+    """The method an engine must be able to load: an existing GGUF loads as a gguf build."""
+    if spec["method"] == "existing":
+        return "gguf" if spec["path"].endswith(".gguf") else "existing"
+    return spec["method"]
+
+
 def check_builds(config: dict, read_model: bool = True) -> None:
     if read_model:
         check_group_sizes(config)
@@ -121,6 +140,8 @@ def check_builds(config: dict, read_model: bool = True) -> None:
             raise ConfigError(f"config.builds.{name}: w8a8 has bits 8, not {spec['bits']}")
         if spec["method"] == "gguf" and "gguf_type" not in spec:
             raise ConfigError(f"config.builds.{name}: method gguf needs a gguf_type")
+        if spec["method"] == "existing":
+            check_existing(name, spec)
         if spec["method"] == "rtn" and spec["format"] == "gptq" and not spec["sym"]:
             raise ConfigError(
                 f"config.builds.{name}: format gptq is symmetric only; use format compressed-tensors"
@@ -136,7 +157,7 @@ def check_arms(config: dict) -> None:
             )
         if name.split("/", 1)[0] != arm["engine"]:
             raise ConfigError(f"config.arms.{name}: the name must start with its engine {arm['engine']!r}/")
-        method = None if arm["build"] == "reference" else config["builds"][arm["build"]]["method"]
+        method = None if arm["build"] == "reference" else load_method(config["builds"][arm["build"]])
         if not can_load(arm["engine"], method):
             raise ConfigError(
                 f"config.arms.{name}: engine {arm['engine']!r} cannot run build {arm['build']!r} "

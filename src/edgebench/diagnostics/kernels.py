@@ -282,9 +282,7 @@ def kernel_rows(
                 for t in threads:
                     row = {**base, "m": m, "threads": t, "rel_err": error}
                     if not error <= limit:
-                        rows.append(
-                            {**row, "status": "failed", "error": f"rel_err {error:.4g} > {limit}"}
-                        )
+                        rows.append({**row, "status": "failed", "error": f"rel_err {error:.4g} > {limit}"})
                         continue
                     torch.set_num_threads(t)
                     hot, cold = time_us(call, x, repeats), time_us(call, x, repeats, flush)

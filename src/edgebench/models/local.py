@@ -196,15 +196,21 @@ def default_name(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "model"
 
 
-def safetensors_parameters(path: Path) -> int:
-    """Elements of every tensor in one safetensors file, from its header."""
+PACKED_WEIGHTS = ("qweight", "weight_packed")  # int32 tensors holding 32/bits weights each
+
+
+def safetensors_parameters(path: Path, bits: int | None = None) -> int:
+    """Weights in one safetensors file, from its header: elements, with packed int32 weight tensors
+    counted as the 32/bits weights each element holds (scales and zero points as stored)."""
     with open(path, "rb") as handle:
         header = json.loads(handle.read(struct.unpack("<Q", handle.read(8))[0]))
     total = 0
     for key, entry in header.items():
-        if key != "__metadata__":
-            count = 1
-            for d in entry["shape"]:
-                count *= d
-            total += count
+        if key == "__metadata__":
+            continue
+        count = 1
+        for d in entry["shape"]:
+            count *= d
+        packed = bits and entry["dtype"] == "I32" and key.endswith(PACKED_WEIGHTS)
+        total += count * (32 // bits) if packed else count
     return total

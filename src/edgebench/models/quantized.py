@@ -7,6 +7,10 @@ from pathlib import Path
 
 def build_quantized(reference_dir: Path, out_dir: Path, name: str, spec: dict, model_cfg: dict) -> dict:
     method = spec["method"]
+    if method == "existing":
+        from edgebench.models.existing import build_existing
+
+        return build_existing(out_dir, name, spec)
     if method == "gptq":
         from edgebench.models.gptq import build_gptq
 
