@@ -176,6 +176,7 @@ def test_duets_pair_by_partner_and_a_core_difference_cancels_over_a_swap():
     np.testing.assert_allclose(logs, np.log(0.9) + 0.5 * np.log(0.8) - 0.5 * np.log(0.8), atol=1e-12)
     row = compare_rows(frame, "base", ["decode_tok_s"])[0]
     assert row["arm"] == "cand" and row["rounds"] == 4 and row["ratio"] == pytest.approx(0.9)
+    assert row["core_offset"] == pytest.approx(-0.2)  # core 1 ran 20% slower: reported, then cancelled
 
 
 def compile_frames(ready_compiled, request_compiled, rounds=8, noise=0.01):

@@ -32,7 +32,16 @@ def test_findings_state_span_machine_kernels_verdicts_and_decision():
     )
     verdicts = pd.DataFrame([{"id": "H2", "verdict": "confirmed", "note": "every arm moved"}])
     assert study_span_min({"bench": bench}) == 12.0
-    text = findings_markdown({"bench": bench, "verdicts": verdicts}, "# Deployment decision\n\n| x |\n")
+    compare = pd.DataFrame(
+        [
+            {"measured": "warm", "metric": "decode_tok_s", "arm": "vllm/bf16-twin", "baseline": "vllm/bf16",
+             "rounds": 6, "ratio": 0.99, "ci_low": 0.97, "ci_high": 1.01, "sd_log": 0.02, "mde": 0.03,
+             "core_offset": -0.12}
+        ]
+    )  # fmt: skip
+    tables = {"bench": bench, "verdicts": verdicts, "compare": compare}
+    text = findings_markdown(tables, "# Deployment decision\n\n| x |\n")
+    assert "| vllm/bf16-twin vs vllm/bf16 | 6 | 0.990 [0.970, 1.010] | 0.020 | 0.030 | -0.120 |" in text
     assert "12.0 min" in text and "ISA level: avx2" in text and "Some CPU" in text
     assert "`vllm/w8a8`: onednn_int8" in text and "| H2 | confirmed | every arm moved |" in text
     assert "## Deployment decision" in text and "Totals: 1 confirmed" in text

@@ -43,6 +43,22 @@ def kernel_lines(frame: pd.DataFrame) -> list[str]:
     return [f"- `{arm}`: {path}" for arm, path in paths.items()]
 
 
+def duet_lines(compare: pd.DataFrame) -> list[str]:
+    """Every warm decode comparison: ratio and interval, per-swap paired SD, MDE, core offset."""
+    rows = compare[(compare["measured"] == "warm") & (compare["metric"] == "decode_tok_s")]
+    lines = [
+        "| arm vs baseline | swaps | ratio [95% CI] | per-swap SD (log) | MDE | core offset |",
+        "|---|---|---|---|---|---|",
+    ]
+    for _, r in rows.iterrows():
+        offset = r.get("core_offset", float("nan"))
+        lines.append(
+            f"| {r['arm']} vs {r['baseline']} | {r['rounds']} | {r['ratio']:.3f} [{r['ci_low']:.3f}, "
+            f"{r['ci_high']:.3f}] | {r['sd_log']:.3f} | {r['mde']:.3f} | {offset:+.3f} |"
+        )
+    return lines
+
+
 def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
     lines = ["| item | verdict | note |", "|---|---|---|"]
     for _, row in verdicts.iterrows():
@@ -55,7 +71,7 @@ def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
 
 def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") -> str:
     """The findings page from the study's tables (`verdicts` and the measured tables)."""
-    measured = {k: v for k, v in tables.items() if k != "verdicts"}
+    measured = {k: v for k, v in tables.items() if k not in ("verdicts", "compare")}
     first = next((f for f in measured.values() if not f.empty), None)
     lines = ["# Findings", ""]
     if first is not None:
@@ -64,6 +80,8 @@ def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") ->
         lines += ["## Machine", "", *machine_lines(first), ""]
         arms = pd.concat([f for f in measured.values() if "kernel_path" in f], ignore_index=True)
         lines += ["## Kernel path per arm", "", *kernel_lines(arms), ""]
+    if "compare" in tables and not tables["compare"].empty:
+        lines += ["## Warm decode, paired", "", *duet_lines(tables["compare"]), ""]
     if "verdicts" in tables and not tables["verdicts"].empty:
         lines += ["## Roadmap items", "", *verdict_lines(tables["verdicts"]), ""]
     if decision_md:

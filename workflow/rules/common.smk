@@ -267,7 +267,10 @@ def get_decision_inputs(wildcards):
 
 
 def get_findings_inputs(wildcards):
-    inputs = {t: f"{RESULTS}/tables/{t}.parquet" for t in ("bench", "warm", "fidelity")}
+    inputs = {
+        t: f"{RESULTS}/tables/{t}.parquet"
+        for t in ("bench", "warm", "fidelity", "compare")
+    }
     if ITEMS:
         inputs["verdicts"] = f"{RESULTS}/tables/verdicts.parquet"
     if config.get("requirements"):

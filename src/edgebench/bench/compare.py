@@ -74,6 +74,22 @@ def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: 
     )
 
 
+def core_offset(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> float:
+    """How much faster the higher-numbered core ran than the other in this pair's duets (0.1 = 10%
+    faster; negative: slower), from the swap: the pair's log ratio with the candidate on each core.
+    The paired value averages it away; this says how large it was. NaN without a whole swap."""
+    if not is_duet(frame) or "core" not in frame:
+        return math.nan
+    both = duet_table(frame, name, baseline, candidate)
+    if both.empty:
+        return math.nan
+    logs = np.log(both[f"{name}_c"].to_numpy(float) / both[f"{name}_b"].to_numpy(float))
+    cand_high = both["core_c"].to_numpy() > both["core_b"].to_numpy()
+    if not cand_high.any() or cand_high.all():
+        return math.nan
+    return float(math.exp((logs[cand_high].mean() - logs[~cand_high].mean()) / 2) - 1)
+
+
 def planned_pairs(frame: pd.DataFrame) -> int:
     """Paired values the study was planned to give: one per round, or one per swap of duets."""
     rounds = int(frame["round"].max()) + 1 if len(frame) else 0
@@ -111,6 +127,7 @@ def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str]) -> list
                     "ci_high": est.ci_high,
                     "sd_log": est.sd_log,
                     "mde": minimum_detectable_effect(est.sd_log, est.n),
+                    "core_offset": core_offset(frame, name, baseline, candidate),
                     "verdict": verdict,
                     "method": "geometric mean of within-round oriented ratios, Student-t 95% interval",
                 }
