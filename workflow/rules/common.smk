@@ -249,6 +249,11 @@ def get_memory_ledgers(wildcards):
     return [f"{RESULTS}/raw/memory/{arm}.parquet" for arm in memory_arms()]
 
 
+def decision_requirements():
+    """The study's budget (none: no decision is made)."""
+    return config["requirements"] if "requirements" in config else {}
+
+
 def decision_arms():
     """The user's builds: every arm but the calibration twin and injected arms."""
     cal = config.get("calibration") or {}

@@ -48,7 +48,7 @@ rule decision:
     conda:
         ENV_FILE
     params:
-        requirements=config.get("requirements", {}),
+        requirements=decision_requirements(),
         arms=decision_arms(),
         code=code_digest("decision.py"),
         config=job_config("decision.py"),
