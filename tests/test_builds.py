@@ -92,13 +92,19 @@ def hf_argmax(reference):
     ],
 )
 def test_vllm_builds_load_and_generate(reference, name, spec, bpw):
+    from edgebench.engines.vllm_engine import UnsupportedArm, check_supported
+    from edgebench.isa import missing_flags, vllm_kernel
+    from edgebench.procfs import cpu_flags
+
     out, info = build(reference, name, spec)
     assert info["bits_per_weight"] == pytest.approx(bpw)
-    produced, _ = run_engine(
-        "vllm",
-        out,
-        {"kv_cache_gib": 1, "int4_w4a8": None},  # the engine default: W4A8 needs AMX
-    )
+    arm = {"kv_cache_gib": 1, "int4_w4a8": None}  # the engine default: W4A8 where AMX exists
+    missing = missing_flags(vllm_kernel(arm, info, cpu_flags()), cpu_flags())
+    if missing:  # this CPU cannot run the build's kernel: refused by that flag, before vLLM loads
+        with pytest.raises(UnsupportedArm, match=f"lacks {missing[0]}"):
+            check_supported(arm, cpu_flags(), info)
+        return
+    produced, _ = run_engine("vllm", out, arm)
     assert len(produced) == 4
 
 
