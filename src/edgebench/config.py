@@ -88,7 +88,7 @@ def model_widths(model: dict) -> dict[str, int]:
 
     try:
         summary = model_summary(model)
-    except (ModelFileError, FileNotFoundError) as error:
+    except (ModelFileError, FileNotFoundError, ValueError, ImportError) as error:  # e.g. package ''
         raise ConfigError(f"config.model: {error}") from None
     if model["kind"] == "hf_dir" and summary.get("quantization"):
         raise ConfigError(
