@@ -80,28 +80,30 @@ def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path):
     }
 
 
-def _low_priority_busy_loop(cores, seconds):
-    os.nice(19)
+def _busy_loop(cores, seconds, ready, low_priority=False):
+    if low_priority:
+        os.nice(19)
     os.sched_setaffinity(0, cores)
+    ready.set()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         pass
 
 
 def _hogs(cores_each, seconds=240.0, low_priority=True):
-    target = _low_priority_busy_loop if low_priority else _busy_loop
+    """Busy loops pinned to the given cores, running (niced, when asked) before this returns: a
+    loop still starting up would run at normal priority beside the first samples."""
     context = multiprocessing.get_context("spawn")
-    hogs = [context.Process(target=target, args=(cores, seconds), daemon=True) for cores in cores_each]
+    ready = [context.Event() for _ in cores_each]
+    hogs = [
+        context.Process(target=_busy_loop, args=(cores, seconds, flag, low_priority), daemon=True)
+        for cores, flag in zip(cores_each, ready, strict=True)
+    ]
     for hog in hogs:
         hog.start()
+    for flag in ready:
+        assert flag.wait(120), "a busy loop did not start"
     return hogs
-
-
-def _busy_loop(cores, seconds):
-    os.sched_setaffinity(0, cores)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass
 
 
 def _duet(tiny_model, tmp_path, rounds):

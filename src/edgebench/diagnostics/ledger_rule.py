@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from edgebench.bench.runner import root_cause
 from edgebench.bench.spec import engine_spec
 from edgebench.diagnostics.ledger import LEDGER_COLUMNS
 from edgebench.io import write_parquet
@@ -32,8 +33,15 @@ def run_memory_ledger(
                 timeout=timeout_s,
                 check=False,
                 env=os.environ.copy(),
+                stderr=subprocess.PIPE,
+                text=True,
             )
-            error = "" if proc.returncode == 0 else f"ledger process exited {proc.returncode}"
+            print(proc.stderr, file=sys.stderr, flush=True)  # the ledger process's log stays in the rule's
+            error = (
+                ""
+                if proc.returncode == 0
+                else f"ledger process exited {proc.returncode}: {root_cause(proc.stderr)}"
+            )
         except subprocess.TimeoutExpired:
             error = f"ledger process timed out after {timeout_s} s"
         rows = json.loads(out_path.read_text()) if not error else []
