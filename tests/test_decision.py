@@ -51,7 +51,7 @@ def tables():
         "bench": pd.DataFrame(
             bench("small", [2000, 2010, 1990])
             + bench("straddles", [2950, 3050, 3000])
-            + bench("refused", [math.nan, math.nan], status="failed", error="lacks avx512f")
+            + bench("refused", [math.nan, math.nan], status="failed", error="load failed |\nlacks avx512f")
         ),
         "warm": pd.DataFrame(warm("small", [20, 21, 19, 20]) + warm("straddles", [30, 31, 29])),
         "fidelity": pd.DataFrame([fidelity("small", 0.05, 0.002), fidelity("straddles", 0.2, 0.01)]),
@@ -69,7 +69,7 @@ def test_each_build_gets_a_row_per_requirement_and_an_overall_verdict():
     assert by.loc[("refused", "decode_tok_s"), "verdict"] == "not measured"
     assert "lacks avx512f" in by.loc[("refused", "peak_rss_anon_mb"), "why"]
     overall = frame.groupby("arm")["build_verdict"].first()
-    assert overall.to_dict() == {"refused": "undecided", "small": "fits", "straddles": "does not fit"}
+    assert overall.to_dict() == {"refused": "not measured", "small": "fits", "straddles": "does not fit"}
 
 
 def test_the_page_shows_one_line_per_build_with_value_and_interval():
@@ -80,3 +80,6 @@ def test_the_page_shows_one_line_per_build_with_value_and_interval():
     assert len(lines) == 2 and "**fits**" in lines[0] and "**does not fit**" in lines[1]
     assert "met: 2e+03 [" in lines[0] and "undecided" in lines[1]
     assert "No requirements" in decision_markdown(pd.DataFrame())
+    refused = decision_markdown(decision_frame(tables(), REQUIREMENTS, ["refused"]))
+    row = next(line for line in refused.splitlines() if line.startswith("| refused"))
+    assert "lacks avx512f" in row and row.count("|") == 2 + 1 + len(REQUIREMENTS)  # one line, its cells

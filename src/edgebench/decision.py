@@ -121,6 +121,8 @@ def overall(verdicts: list[str]) -> str:
         return "fits"
     if NOT_MET in verdicts:
         return "does not fit"
+    if verdicts and all(v == NOT_MEASURED for v in verdicts):
+        return NOT_MEASURED
     return "undecided"
 
 
@@ -135,7 +137,8 @@ def decision_frame(tables: dict[str, pd.DataFrame], requirements: dict, arms: li
 
 def _cell(row: pd.Series) -> str:
     if row["verdict"] == NOT_MEASURED:
-        return f"not measured ({row['why']})" if row["why"] else "not measured"
+        why = " ".join(str(row["why"]).replace("|", "/").split())  # one line inside a table cell
+        return f"not measured ({why})" if why else "not measured"
     interval = f" [{row['low']:.3g}, {row['high']:.3g}]" if math.isfinite(row["low"]) else ""
     return f"{row['verdict']}: {row['value']:.3g}{interval}"
 
