@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -168,15 +169,18 @@ def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_st
         if rule in rules
     }
 
+    locks = {str(checkout): threading.Lock() for checkout in checkouts}
+
     def check(job):
         (checkout, workdir), module = job
         path = checkout / module
-        original = path.read_text()
-        path.write_text(original + "\n# an edit\n")
-        try:
-            out = snakemake(checkout, workdir, "--dry-run")
-        finally:
-            path.write_text(original)
+        with locks[str(checkout)]:  # one edit at a time per checkout: two would mix their reruns
+            original = path.read_text()
+            path.write_text(original + "\n# an edit\n")
+            try:
+                out = snakemake(checkout, workdir, "--dry-run")
+            finally:
+                path.write_text(original)
         can_run = {rule for rule, files in can_run_of.items() if module in files}
         # Snakemake gives a job one reason: downstream of another rerun job it says "input updated",
         # so the jobs whose own params changed are a subset, and the whole set is theirs plus what
