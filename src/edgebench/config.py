@@ -11,9 +11,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from edgebench.decision import SOURCES
 from edgebench.engines.registry import ENGINES, can_load
-from edgebench.metrics import METRICS
+from edgebench.metrics import BUDGET_METRICS, METRICS
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"  # package data
 
@@ -28,7 +27,7 @@ def load_schema(path: Path = SCHEMA_PATH) -> dict:
     arms = schema["properties"]["arms"]
     arms["propertyNames"]["pattern"] = f"^({'|'.join(ENGINES)})/[A-Za-z0-9_.-]+$"
     arms["additionalProperties"]["properties"]["engine"]["enum"] = list(ENGINES)
-    schema["properties"]["requirements"]["propertyNames"]["enum"] = list(SOURCES)
+    schema["properties"]["requirements"]["propertyNames"]["enum"] = list(BUDGET_METRICS)
     return schema
 
 

@@ -14,23 +14,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from edgebench.metrics import METRICS
 from edgebench.stats import wilson_interval
 
 MET, NOT_MET, UNDECIDED, NOT_MEASURED = "met", "not met", "undecided", "not measured"
-
-# Where each metric a requirement may name is measured, and its unit.
-SOURCES = {
-    "peak_rss_anon_mb": ("bench", "MB"),
-    "rss_anon_filled_ctx_mb": ("bench", "MB"),
-    "ttft_s": ("bench", "s"),
-    "ready_s": ("bench", "s"),
-    "import_s": ("bench", "s"),
-    "decode_tok_s": ("warm", "tok/s"),
-    "prefill_tok_s": ("warm", "tok/s"),
-    "kl_mean": ("fidelity", "nats"),
-    "top1": ("fidelity", "share"),
-    "agent_success": ("agent_trials", "share"),
-}
 
 
 def judge(low: float, high: float, bound: float, at_least: bool) -> str:
@@ -55,21 +42,22 @@ def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
 
 def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict:
     """Value, interval, sample count and (when there is none) why, for one arm and metric."""
-    table = tables.get(SOURCES[metric][0])
+    spec = METRICS[metric]
+    table = tables.get(spec.table)
     if table is None:
         return {"value": math.nan, "low": math.nan, "high": math.nan, "n": 0, "why": "table not made"}
-    rows = table[table["arm"] == arm]
-    if metric == "agent_success":
+    rows, column = table[table["arm"] == arm], spec.source_column
+    if spec.interval == "wilson":
         clean = rows[rows["status"] == "ok"]
-        wins = int(clean["success"].sum())
+        wins = int(clean[column].sum())
         low, high = wilson_interval(wins, len(clean)) if len(clean) else (math.nan, math.nan)
         value = wins / len(clean) if len(clean) else math.nan
         return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
-    clean = rows[(rows["status"] == "ok") & rows[metric].notna()] if metric in rows else rows.iloc[0:0]
-    if metric in ("kl_mean", "top1") and len(clean):
+    clean = rows[(rows["status"] == "ok") & rows[column].notna()] if column in rows else rows.iloc[0:0]
+    if spec.interval == "se" and len(clean):
         row = clean.iloc[-1]
-        half = 1.96 * float(row[f"{metric}_se"])
-        value = float(row[metric])
+        half = 1.96 * float(row[f"{column}_se"])
+        value = float(row[column])
         return {
             "value": value,
             "low": value - half,
@@ -77,7 +65,7 @@ def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict
             "n": int(row["positions"]),
             "why": "",
         }
-    value, low, high = mean_interval(clean[metric].to_numpy(float) if len(clean) else np.array([]))
+    value, low, high = mean_interval(clean[column].to_numpy(float) if len(clean) else np.array([]))
     return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
 
 
@@ -106,7 +94,7 @@ def decision_rows(tables: dict[str, pd.DataFrame], requirements: dict, arms: lis
                     "arm": arm,
                     "requirement": f"{metric} {'>=' if at_least else '<='} {limit:g}",
                     "metric": metric,
-                    "unit": SOURCES[metric][1],
+                    "unit": METRICS[metric].unit,
                     "bound": limit,
                     "direction": "at_least" if at_least else "at_most",
                     **est,

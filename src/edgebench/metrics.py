@@ -1,7 +1,10 @@
-"""The one registry of benchmark metrics: name, unit, and which direction is better.
+"""The one registry of metrics: name, unit, which direction is better, the table that carries it,
+and how its interval is made.
 
-Anything that picks a "best" arm or rep must ask this registry for the direction, because a
-harness that maximised latency once produced a retracted conclusion.
+Anything that picks a "best" arm or rep, orients a difference or judges a bound must ask this
+registry for the direction, because a harness that maximised latency once produced a retracted
+conclusion. Adding a metric is one entry here: the tables' contracts, the roadmap checks, the
+deployment decision and the retraction check all read it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Direction = Literal["higher", "lower"]
+# How a value's 95% interval is made: a t-interval over clean samples, the row's own standard
+# error (the `<name>_se` column), or a Wilson interval of a rate over clean trials.
+Interval = Literal["t", "se", "wilson", "none"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +24,23 @@ class Metric:
     unit: str
     direction: Direction
     description: str
-    measured: Literal["warm", "cold"] = "cold"  # warm session samples, or fresh-process cold reps
+    table: str = "bench"  # bench = fresh-process cold reps; warm = warm session samples; ...
+    column: str = ""  # the column holding it, when it is not the metric's name
+    interval: Interval = "t"
+    budget: bool = True  # a `requirements:` entry may name it
+
+    @property
+    def source_column(self) -> str:
+        return self.column or self.name
+
+    @property
+    def measured(self) -> str:
+        """warm (resident-engine samples) or cold (fresh processes, and everything else)."""
+        return "warm" if self.table == "warm" else "cold"
+
+
+def _fidelity(name: str, unit: str, direction: Direction, description: str, **extra) -> Metric:
+    return Metric(name, unit, direction, description, table="fidelity", **extra)
 
 
 METRICS: dict[str, Metric] = {
@@ -40,12 +62,60 @@ METRICS: dict[str, Metric] = {
             "peak_rss_anon_mb", "MiB", "lower", "max over the rep of RssAnon summed over engine processes"
         ),
         Metric("rss_anon_filled_ctx_mb", "MiB", "lower", "RssAnon summed after a prompt filling the context"),
+        _fidelity("top1", "share", "higher", "positions whose argmax matches the reference's", interval="se"),
+        _fidelity(
+            "kl_mean", "nats", "lower", "mean KL(reference || arm) over scored positions", interval="se"
+        ),
+        _fidelity(
+            "kl_p99", "nats", "lower", "99th percentile of per-position KL", interval="none", budget=False
+        ),
+        _fidelity("kl_max", "nats", "lower", "largest per-position KL", interval="none", budget=False),
+        _fidelity(
+            "ppl_ratio",
+            "ratio",
+            "lower",
+            "the arm's perplexity over the reference's",
+            interval="none",
+            budget=False,
+        ),
+        Metric(
+            "agent_success",
+            "share",
+            "higher",
+            "episodes whose device end state is right and that the agent ended itself",
+            table="agent_trials",
+            column="success",
+            interval="wilson",
+        ),
+        Metric(
+            "agent_reached",
+            "share",
+            "higher",
+            "episodes that reached the task's screen (navigation)",
+            table="agent_trials",
+            column="reached",
+            interval="wilson",
+        ),
+        Metric(
+            "ratio",
+            "ratio",
+            "higher",
+            "candidate over baseline of a paired comparison, oriented so that > 1 is better",
+            table="compare",
+            interval="none",
+            budget=False,
+        ),
     ]
 }
 
 
-WARM_METRICS = tuple(name for name, m in METRICS.items() if m.measured == "warm")
-COLD_METRICS = tuple(name for name, m in METRICS.items() if m.measured == "cold")
+def table_metrics(table: str) -> tuple[str, ...]:
+    return tuple(name for name, m in METRICS.items() if m.table == table)
+
+
+WARM_METRICS = table_metrics("warm")
+COLD_METRICS = table_metrics("bench")
+BUDGET_METRICS = tuple(name for name, m in METRICS.items() if m.budget)
 
 
 def metric(name: str) -> Metric:
@@ -56,24 +126,5 @@ def metric(name: str) -> Metric:
         raise KeyError(f"unknown metric {name!r}; known metrics: {sorted(METRICS)}") from None
 
 
-def better(name: str, a: float, b: float) -> bool:
-    """True when value `a` is strictly better than `b` for this metric."""
-    return a > b if metric(name).direction == "higher" else a < b
-
-
-def best_index(name: str, values: list[float]) -> int:
-    """Index of the best value under the metric's direction (first one on ties)."""
-    if not values:
-        raise ValueError(f"no values to choose the best {name} from")
-    best = 0
-    for i, value in enumerate(values[1:], start=1):
-        if better(name, value, values[best]):
-            best = i
-    return best
-
-
-def ratio_oriented(name: str, candidate: float, baseline: float) -> float:
-    """Candidate/baseline oriented so that >1 always means the candidate is better."""
-    if metric(name).direction == "higher":
-        return candidate / baseline
-    return baseline / candidate
+def lower_is_better(name: str) -> bool:
+    return metric(name).direction == "lower"

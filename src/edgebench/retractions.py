@@ -14,7 +14,10 @@ import pandas as pd
 
 from edgebench.config import ConfigError, read_config_file
 from edgebench.metrics import METRICS
-from edgebench.tables import TABLE_COLUMNS
+from edgebench.tables import RETRACTABLE, TABLE_COLUMNS
+
+# The columns whose values a retracted row's figures are read from: every registered metric's.
+FIGURE_COLUMNS = frozenset(m.source_column for m in METRICS.values())
 
 REQUIRED = ("id", "reason", "date", "replaced_by")
 SCANNED = {".md", ".rst", ".py", ".yaml", ".yml", ".smk", ".txt"}
@@ -58,9 +61,9 @@ def check_target(entry: dict, where: str, item_ids: set[str] | None) -> None:
             )
         return
     table = entry["table"]
-    if table not in TABLE_COLUMNS:
+    if table not in RETRACTABLE:
         raise ConfigError(
-            f"{where}.table: {table!r} is not a table rows can be retracted from ({sorted(TABLE_COLUMNS)})"
+            f"{where}.table: {table!r} is not a table rows can be retracted from ({sorted(RETRACTABLE)})"
         )
     unknown = [c for c in entry["where"] if c not in TABLE_COLUMNS[table]]
     if unknown:
@@ -92,7 +95,8 @@ def retracted_figures(frame: pd.DataFrame) -> set[str]:
     """Printed forms of the metric values in retracted rows that are specific enough to search for."""
     figures: set[str] = set()
     rows = frame[frame["status"] == "retracted"] if "status" in frame else frame.iloc[0:0]
-    columns = [c for c in rows.columns if c in METRICS or c in ("top1", "kl_mean", "kl_p99", "ratio")]
+    # A per-trial outcome (success, reached) is a flag, not a figure anyone would print.
+    columns = [c for c in rows.columns if c in FIGURE_COLUMNS and rows[c].dtype != bool]
     for value in rows[columns].to_numpy().ravel():
         try:
             number = float(value)

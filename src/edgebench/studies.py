@@ -32,3 +32,10 @@ def session_arms(config: dict) -> list[str]:
     if cal:
         arms += [a for a in [cal["twin"], *cal["injected"]] if a not in arms]
     return arms
+
+
+def sections_made(config: dict, given: set[str], has_items: bool) -> set[str]:
+    """The table-making sections of a study (edgebench.tables.Table.section): those its files give
+    with content, and `roadmap` when some roadmap item is in the study."""
+    made = {name for name in given if config.get(name)}
+    return made | {"roadmap"} if has_items else made - {"roadmap"}

@@ -1,17 +1,25 @@
-"""Table contract: column lists per table, atomic parquet writes, and joins of raw rows."""
+"""The table registry: every table's name, the rule and config section that make it, its column
+contract, what an item's verdict reads for it, the charts drawn from it, and whether its rows can
+be retracted; plus atomic joins of raw rows.
+
+Its metrics (name, unit, direction) live in `edgebench.metrics`, keyed by table. The roadmap
+schema's table enum, the items' inputs, the study's final outputs and the retraction check all
+read this registry, so adding a table is its entry here and the rule that makes it.
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import pandas as pd
 
-from edgebench.metrics import COLD_METRICS, WARM_METRICS
+from edgebench.metrics import COLD_METRICS, METRICS, WARM_METRICS
 from edgebench.provenance import PROVENANCE_COLUMNS
 
 STATUSES = ("ok", "failed", "contended", "retracted")
 
-# Every row of every table starts with these: its identity, then its provenance.
+# Every row of every raw table starts with these: its identity, then its provenance.
 ROW_COLUMNS = (
     "arm",
     "engine",
@@ -26,50 +34,48 @@ ROW_COLUMNS = (
     *PROVENANCE_COLUMNS,
 )
 
-TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "bench": (*ROW_COLUMNS, "study", "round", "stolen_frac", "attempt", *COLD_METRICS),
-    "warm": (
-        *ROW_COLUMNS,
-        "round",
-        "round_order",
-        "seed",
-        "slot",
-        "partner",
-        "core",
-        "settle_s",
-        "pair_wall_s",
-        "stolen_frac",
-        "cpu_s",
-        "runqueue_wait_s",
-        "steal_s",
-        "idle_engines_cpu_s",
-        "prefill_s",
-        "decode_s",
-        *WARM_METRICS,
-    ),
-    "fidelity": (
-        *ROW_COLUMNS,
-        "positions",
-        "top1",
-        "top1_se",
-        "kl_mean",
-        "kl_mean_se",
-        "kl_median",
-        "kl_p90",
-        "kl_p99",
-        "kl_p999",
-        "kl_max",
-        "dp_rms",
-        "ppl_ratio",
-        "kl_method",
-        "topk",
-        "greedy_match",
-        "greedy_prompts",
-    ),
-}
+WARM_COLUMNS = (
+    *ROW_COLUMNS,
+    "round",
+    "round_order",
+    "seed",
+    "slot",
+    "partner",
+    "core",
+    "settle_s",
+    "pair_wall_s",
+    "stolen_frac",
+    "cpu_s",
+    "runqueue_wait_s",
+    "steal_s",
+    "idle_engines_cpu_s",
+    "prefill_s",
+    "decode_s",
+    *WARM_METRICS,
+)
+
+FIDELITY_COLUMNS = (
+    *ROW_COLUMNS,
+    "positions",
+    "top1",
+    "top1_se",
+    "kl_mean",
+    "kl_mean_se",
+    "kl_median",
+    "kl_p90",
+    "kl_p99",
+    "kl_p999",
+    "kl_max",
+    "dp_rms",
+    "ppl_ratio",
+    "kl_method",
+    "topk",
+    "greedy_match",
+    "greedy_prompts",
+)
 
 # Agent episodes (edgebench.agent.episode.result_row) with the arm's identity and provenance.
-TABLE_COLUMNS["agent_trials"] = (
+AGENT_TRIAL_COLUMNS = (
     *ROW_COLUMNS,
     "policy",
     "task_id",
@@ -94,6 +100,105 @@ TABLE_COLUMNS["agent_trials"] = (
     "changes",
     "sampling_seed",
 )
+
+# What an item's verdict reads for a table: its cold reps, its arms' fidelity summaries, its arms'
+# agent trials, a check's one-line report, or the joined table itself.
+RAW_KINDS = ("reps", "fidelity_summaries", "agent_trials", "check", "joined")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    rule: str  # the rule that writes it
+    section: str = ""  # the config section a study gives to make it; "" = every study
+    columns: tuple[str, ...] = ()  # its contract, checked when raw rows are joined
+    raw: str = "joined"  # one of RAW_KINDS
+    charts: tuple[str, ...] = ()  # charts drawn from it (png, svg and html under charts/)
+    chart_rule: str = "chart"  # the rule that draws them: the generic one, or the table's own
+    retractable: bool = False  # retractions may name its rows
+    final: bool = True  # among a study's outputs (False: made only when asked for, or a check)
+    metrics_of: str = ""  # a table computed per metric of another table (validity: warm's)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(name for name, m in METRICS.items() if m.table in (self.name, self.metrics_of))
+
+    @property
+    def value_columns(self) -> tuple[str, ...]:
+        """What an item may name as its metric: the contract's columns and the table's metrics."""
+        return (*self.columns, *self.metrics, *(METRICS[m].source_column for m in self.metrics))
+
+
+def _tables(*tables: Table) -> dict[str, Table]:
+    return {table.name: table for table in tables}
+
+
+TABLES = _tables(
+    Table(
+        "bench",
+        "study_table",
+        columns=(*ROW_COLUMNS, "study", "round", "stolen_frac", "attempt", *COLD_METRICS),
+        raw="reps",
+        retractable=True,
+    ),
+    Table("warm", "warm_table", columns=WARM_COLUMNS, charts=("warm",), retractable=True),
+    Table(
+        "fidelity",
+        "fidelity_table",
+        columns=FIDELITY_COLUMNS,
+        raw="fidelity_summaries",
+        charts=("fidelity",),
+        retractable=True,
+    ),
+    Table("compare", "compare_and_gates"),
+    Table("gates", "compare_and_gates", charts=("gates",)),
+    Table("validity", "validity", section="calibration", charts=("validity",), metrics_of="warm"),
+    Table("crosscheck", "crosscheck", section="crosscheck"),
+    Table("compile_cost", "compile_cost", section="compiled"),
+    Table(
+        "agent_trials",
+        "agent_tables",
+        section="agent",
+        columns=AGENT_TRIAL_COLUMNS,
+        raw="agent_trials",
+        retractable=True,
+    ),
+    Table("agent_summary", "agent_tables", section="agent", charts=("agent_summary",)),
+    Table("agent_throughput", "agent_tables", section="agent"),
+    Table("builds", "builds_table", charts=("pareto",), chart_rule="pareto_chart"),
+    Table("fidelity_positions", "fidelity_positions_table", charts=("fidelity_positions",)),
+    Table(
+        "fidelity_ranking", "fidelity_ranking", charts=("fidelity_ranking",), chart_rule="fidelity_ranking"
+    ),
+    Table("memory_ledger", "memory_ledger_table", section="diagnostics", charts=("memory_ledger",)),
+    Table("imports", "imports", section="diagnostics", charts=("imports",)),
+    Table("import_summary", "import_summary", section="diagnostics"),
+    Table("kernels", "kernels", section="diagnostics", charts=("kernels",)),
+    Table("decode_attribution", "decode_attribution", section="diagnostics"),
+    Table("decode_profile", "decode_profile_table", section="diagnostics"),
+    Table("omp_regions", "omp_regions", section="diagnostics"),
+    Table("decision", "decision", section="requirements"),
+    Table("verdicts", "verdicts_table", section="roadmap"),
+    Table("pilot", "pilot", final=False),
+    Table("retracted_figures", "retraction_check", raw="check", final=False),
+)
+
+# The column contracts, by table (tables whose columns are their rule's own have none).
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {name: t.columns for name, t in TABLES.items() if t.columns}
+RETRACTABLE = tuple(name for name, t in TABLES.items() if t.retractable)
+GENERIC_CHARTS = tuple(chart for t in TABLES.values() if t.chart_rule == "chart" for chart in t.charts)
+
+
+def table(name: str) -> Table:
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise KeyError(f"unknown table {name!r}; known tables: {sorted(TABLES)}") from None
+
+
+def study_tables(sections: set[str]) -> list[Table]:
+    """The tables a study makes: those of every study, and those whose section it gives."""
+    return [t for t in TABLES.values() if t.final and (not t.section or t.section in sections)]
 
 
 def check_columns(table: str, frame: pd.DataFrame) -> None:

@@ -13,7 +13,8 @@ from edgebench.items.roadmap import (
 from edgebench.models.source import model_name
 from edgebench.retractions import load_retractions
 from edgebench.codeclosure import config_sections_read, script_code_digest
-from edgebench.studies import session_arms, study_plan, study_slot
+from edgebench.studies import sections_made, session_arms, study_plan, study_slot
+from edgebench.tables import GENERIC_CHARTS, RETRACTABLE, TABLES, study_tables
 
 # Read and validate before any job runs: config/config.yaml, then the overlay files named with
 # `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line
@@ -41,6 +42,8 @@ ROADMAP = (
 )
 ITEMS = items_in_study(ROADMAP, GIVEN_SECTIONS) if ROADMAP else {}
 ITEMS_ELSEWHERE = items_elsewhere(ROADMAP, GIVEN_SECTIONS)
+# The sections whose tables this study makes (edgebench.tables.TABLES names each table's section).
+SECTIONS_MADE = sections_made(config, GIVEN_SECTIONS, bool(ITEMS))
 RETRACTIONS = load_retractions(config["retractions"], {item["id"] for item in ROADMAP})
 ENV_FILE = "../envs/edgebench.yaml"
 # The study's model: a column of every row, and part of the agent trials' path.
@@ -182,29 +185,30 @@ def get_item(wildcards):
 
 
 def get_item_inputs(wildcards):
-    """Exactly the raw rows an item's verdict needs: its arms' reps, fidelity rows or trials."""
+    """Exactly the raw rows an item's verdict needs (edgebench.tables: the table's `raw` kind)."""
     item = ITEMS[wildcards.item]
     if not reproducible(item):
         return []
-    table, arms = item["starts_from"]["table"], item["starts_from"]["arms"]
-    if table == "bench":
-        study_arms, rounds = study_plan(config, table)
+    name, arms = item["starts_from"]["table"], item["starts_from"]["arms"]
+    raw = TABLES[name].raw
+    if raw == "reps":
+        study_arms, rounds = study_plan(config, name)
         missing = [a for a in arms if a not in study_arms]
         if missing:
             raise ConfigError(
-                f"roadmap item {item['id']}: arms {missing} are not in the {table} study"
+                f"roadmap item {item['id']}: arms {missing} are not in the {name} study"
             )
-        return [rep_path(table, arm, r) for arm in arms for r in range(rounds)]
-    if table == "fidelity":
+        return [rep_path(name, arm, r) for arm in arms for r in range(rounds)]
+    if raw == "fidelity_summaries":
         return [f"{RESULTS}/raw/fidelity/{arm}/summary.parquet" for arm in arms]
-    if table == "agent_trials":  # the checker baselines share one file
+    if raw == "agent_trials":  # the checker baselines share one file
         paths = [agent_trials_path(a) for a in arms if not a.startswith("baseline/")]
         if any(a.startswith("baseline/") for a in arms):
             paths.append(AGENT_BASELINES)
         return paths
-    if table == "retracted_figures":
-        return [f"{RESULTS}/checks/retracted_figures.txt"]
-    return [f"{RESULTS}/tables/{table}.parquet"]
+    if raw == "check":
+        return [f"{RESULTS}/checks/{name}.txt"]
+    return [f"{RESULTS}/tables/{name}.parquet"]
 
 
 def get_verdict_tables(wildcards):
@@ -213,10 +217,8 @@ def get_verdict_tables(wildcards):
 
 def get_retraction_tables(wildcards):
     """Joined tables that retractions can name (their retracted rows' figures are searched for)."""
-    tables = ["bench", "fidelity"]
-    if config.get("agent"):
-        tables.append("agent_trials")
-    return [f"{RESULTS}/tables/{name}.parquet" for name in tables]
+    made = {table.name for table in study_tables(SECTIONS_MADE)}
+    return [f"{RESULTS}/tables/{name}.parquet" for name in RETRACTABLE if name in made]
 
 
 def get_build_jsons(wildcards):
@@ -263,9 +265,9 @@ def decision_arms():
 
 def get_decision_inputs(wildcards):
     """The tables the requirements' metrics come from."""
-    from edgebench.decision import SOURCES
+    from edgebench.metrics import METRICS
 
-    needed = {SOURCES[m][0] for m in config.get("requirements", {})}
+    needed = {METRICS[m].table for m in config.get("requirements", {})}
     if not config.get("agent"):
         needed.discard("agent_trials")
     return {t: f"{RESULTS}/tables/{t}.parquet" for t in sorted(needed | {"bench"})}
@@ -284,49 +286,17 @@ def get_findings_inputs(wildcards):
 
 
 def get_final_output():
+    """Every table the study makes (edgebench.tables), the charts drawn from them, and the checks."""
+    tables = study_tables(SECTIONS_MADE)
     charts = [
-        f"{RESULTS}/charts/{name}.{ext}"
-        for name in ("warm", "fidelity", "gates")
+        f"{RESULTS}/charts/{chart}.{ext}"
+        for table in tables
+        for chart in table.charts
         for ext in ("png", "svg", "html")
     ]
-    tables = ["bench", "warm", "fidelity", "compare", "gates"]
-    if config.get("calibration"):
-        tables.append("validity")
-        charts += [f"{RESULTS}/charts/validity.{ext}" for ext in ("png", "svg", "html")]
-    if config.get("crosscheck"):
-        tables.append("crosscheck")
-    if config.get("compiled"):
-        tables.append("compile_cost")
-    if config.get("agent"):
-        tables += ["agent_trials", "agent_summary", "agent_throughput"]
-        charts += [
-            f"{RESULTS}/charts/agent_summary.{ext}" for ext in ("png", "svg", "html")
-        ]
-    tables += ["builds", "fidelity_positions", "fidelity_ranking"]
-    charts += [
-        f"{RESULTS}/charts/{name}.{ext}"
-        for name in ("pareto", "fidelity_positions", "fidelity_ranking")
-        for ext in ("png", "svg", "html")
-    ]
-    if DIAGNOSTICS:
-        tables += [
-            "memory_ledger",
-            "imports",
-            "import_summary",
-            "kernels",
-            "decode_attribution",
-            "decode_profile",
-            "omp_regions",
-        ]
-        charts += [
-            f"{RESULTS}/charts/{name}.{ext}"
-            for name in ("memory_ledger", "imports", "kernels")
-            for ext in ("png", "svg", "html")
-        ]
     checks = [f"{RESULTS}/checks/retracted_figures.txt", f"{RESULTS}/findings.md"]
-    if config.get("requirements"):
-        tables.append("decision")
+    if "requirements" in SECTIONS_MADE:
         checks.append(f"{RESULTS}/decision.md")
-    if ITEMS:
-        tables.append("verdicts")
-    return [f"{RESULTS}/tables/{name}.parquet" for name in tables] + charts + checks
+    return (
+        [f"{RESULTS}/tables/{table.name}.parquet" for table in tables] + charts + checks
+    )

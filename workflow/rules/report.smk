@@ -18,7 +18,7 @@ rule chart:
     log:
         f"{RESULTS}/logs/charts/{{name}}.log",
     wildcard_constraints:
-        name="warm|validity|fidelity|gates|agent_summary|fidelity_positions|memory_ledger|imports|kernels",
+        name="|".join(GENERIC_CHARTS),
     conda:
         ENV_FILE
     params:

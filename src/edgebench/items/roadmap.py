@@ -8,10 +8,21 @@ import yaml
 
 from edgebench.agent.policies import BASELINES
 from edgebench.config import ConfigError, check_finite, read_config_file, schema_errors
-from edgebench.metrics import METRICS
-from edgebench.tables import TABLE_COLUMNS
+from edgebench.tables import TABLES
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "roadmap.schema.yaml"  # package data
+
+
+def roadmap_schema() -> dict:
+    """The schema file, with its table and method enums filled from the registries (the table
+    registry, and the verify methods), so that neither is kept by hand."""
+    from edgebench.items.verify import METHODS  # verify reads tables; import it only when asked
+
+    schema = yaml.safe_load(SCHEMA.read_text())
+    item = schema["properties"]["items"]["items"]["properties"]
+    item["starts_from"]["properties"]["table"]["enum"] = sorted(TABLES)
+    item["verify"]["properties"]["method"]["enum"] = sorted(METHODS)
+    return schema
 
 
 def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
@@ -24,7 +35,7 @@ def validate_roadmap(roadmap: object, arms: dict | None = None) -> list[dict]:
                 "verification method is not on the roadmap"
             )
     check_finite(roadmap, "roadmap")
-    problems = schema_errors(roadmap, yaml.safe_load(SCHEMA.read_text()), "roadmap")
+    problems = schema_errors(roadmap, roadmap_schema(), "roadmap")
     if problems:
         raise ConfigError(f"invalid roadmap: {problems}")
     items = roadmap["items"]
@@ -46,7 +57,7 @@ def check_item_measures(item: dict, arms: dict | None) -> None:
     """An item's metric must be one its table has, and a fidelity item's arms must be scored: both
     would otherwise fail late, inside the verdict job."""
     table, metric = item["starts_from"]["table"], item["starts_from"].get("metric")
-    known = TABLE_COLUMNS.get(table, tuple(METRICS))
+    known = TABLES[table].value_columns
     for name in [metric, *item.get("verify", {}).get("metrics", [])]:
         if name is not None and name not in known:
             raise ConfigError(
@@ -62,19 +73,6 @@ def load_roadmap(path: str | Path, arms: dict | None = None) -> list[dict]:
     return validate_roadmap(read_config_file(path), arms)
 
 
-# The config section each table needs; an item resting on a table this study does not make waits
-# for a study that does (for example config/agent.yaml for agent_trials).
-TABLE_SECTIONS = {
-    "agent_trials": "agent",
-    "validity": "calibration",
-    "kernels": "diagnostics",
-    "memory_ledger": "diagnostics",
-    "decode_profile": "diagnostics",
-    "omp_regions": "diagnostics",
-    "compile_cost": "compiled",
-}
-
-
 def reproducible(item: dict) -> bool:
     return item.get("reproducible", True)
 
@@ -85,7 +83,8 @@ def in_study(item: dict, sections: set[str]) -> bool:
     filled in with schema defaults makes no table)."""
     if not reproducible(item):
         return True
-    return TABLE_SECTIONS.get(item["starts_from"]["table"], "run_id") in sections
+    section = TABLES[item["starts_from"]["table"]].section  # "" = a table every study makes
+    return not section or section in sections
 
 
 def items_in_study(items: list[dict], sections: set[str]) -> dict[str, dict]:

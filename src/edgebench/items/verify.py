@@ -10,6 +10,7 @@ import pandas as pd
 
 from edgebench.bench.compare import clean_values, gate_row, lost_samples, paired_log_ratios, planned_pairs
 from edgebench.items.checks import CHECKS
+from edgebench.metrics import lower_is_better
 from edgebench.stats import (
     TOO_FEW_PAIRS,
     gate_outcome,
@@ -246,9 +247,9 @@ def fidelity_compare(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame
         return "inconclusive", rows.reset_index()
     diff = float(rows.loc[candidate, name] - rows.loc[baseline, name])
     se = float((rows.loc[candidate, f"{name}_se"] ** 2 + rows.loc[baseline, f"{name}_se"] ** 2) ** 0.5)
-    lower_is_better = name.startswith("kl")
-    worse = diff > 2 * se if lower_is_better else diff < -2 * se
-    better = diff < -2 * se if lower_is_better else diff > 2 * se
+    lower = lower_is_better(name)  # the metric registry's direction, never guessed from the name
+    worse = diff > 2 * se if lower else diff < -2 * se
+    better = diff < -2 * se if lower else diff > 2 * se
     observed = "better" if better else "worse" if worse else "same"
     evidence = pd.DataFrame(
         [
