@@ -26,3 +26,30 @@ def test_the_schema_and_the_build_rules_come_from_the_registry():
     assert can_load("vllm", None) and can_load("vllm", "gptq") and not can_load("vllm", "gguf")
     assert can_load("hf", None) and not can_load("hf", "gptq")
     assert can_load("llamacpp", "gguf") and not can_load("llamacpp", None)
+
+
+def test_features_and_options_are_the_engines_own(monkeypatch):
+    """A feature a study asks of an arm is refused by the registry's rule, naming the engines that
+    have it; duet and fidelity options come from the entry, so a new engine needs no branch elsewhere."""
+    import dataclasses
+
+    from edgebench.bench.contract import EngineSpec
+    from edgebench.bench.session import single_thread
+    from edgebench.engines import registry
+    from edgebench.fidelity.score import scoring_arm
+
+    for info in ENGINES.values():
+        assert info.features <= set(registry.FEATURES)
+    assert registry.check_feature("w", "llamacpp/q", {"engine": "llamacpp"}, "agent").count("vllm") == 1
+    assert registry.check_feature("w", "vllm/bf16", {"engine": "vllm"}, "agent") is None
+    assert "not an arm" in registry.check_feature("w", "nope", None, "crosscheck")
+    spec = EngineSpec(engine="hf", build_dir="b", options={"threads": 2}, vocab_size=8, bench={})
+    assert single_thread(spec).options == {"threads": 1, "threads_bind": "nobind"}
+    # An engine whose entry asks for duet and scoring options gets them, with no other change.
+    monkeypatch.setitem(
+        registry.ENGINES,
+        "hf",
+        dataclasses.replace(ENGINES["hf"], duet_options={"x": 1}, fidelity_options={"y": 2}),
+    )
+    assert single_thread(spec).options["x"] == 1
+    assert scoring_arm({"engine": "hf", "threads": 2}, 1) == {"engine": "hf", "threads": 1, "y": 2}

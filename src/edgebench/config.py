@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from edgebench.engines.registry import ENGINES, can_load
+from edgebench.engines.registry import ENGINES, can_load, check_feature
 from edgebench.metrics import BUDGET_METRICS, METRICS
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"  # package data
@@ -162,11 +162,8 @@ def check_arms(config: dict) -> None:
                 f"config.arms.{name}: engine {arm['engine']!r} cannot run build {arm['build']!r} "
                 f"(it runs {ENGINES[arm['engine']].builds} builds)"
             )
-        if arm.get("w4a8_emulated") and (arm["engine"] != "vllm" or not arm.get("int4_w4a8") or arm["bench"]):
-            raise ConfigError(
-                f"config.arms.{name}: w4a8_emulated needs a vllm arm with int4_w4a8: true and bench: false "
-                "(it emulates the W4A8 kernel's arithmetic; its timings are torch's, not the kernel's)"
-            )
+        if arm.get("w4a8_emulated"):
+            check_emulated(name, arm)
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
 
@@ -229,17 +226,32 @@ def check_warm_session(config: dict) -> None:
         )
 
 
+def refuse(problem: str | None) -> None:
+    if problem:
+        raise ConfigError(problem)
+
+
+def check_emulated(name: str, arm: dict) -> None:
+    refuse(check_feature(f"config.arms.{name}.w4a8_emulated", name, arm, "w4a8_emulated"))
+    if not arm.get("int4_w4a8") or arm["bench"]:
+        raise ConfigError(
+            f"config.arms.{name}: w4a8_emulated needs int4_w4a8: true and bench: false "
+            "(it emulates the W4A8 kernel's arithmetic; its timings are torch's, not the kernel's)"
+        )
+
+
 def check_stage_arms(config: dict) -> None:
-    check = config.get("crosscheck")
-    if check and (check["arm"] not in config["arms"] or config["arms"][check["arm"]]["engine"] != "vllm"):
-        raise ConfigError(f"config.crosscheck.arm: {check['arm']!r} is not a vllm arm of config.arms")
-    for arm in config.get("agent", {}).get("arms", []):
-        if arm not in config["arms"] or config["arms"][arm]["engine"] != "vllm":
-            raise ConfigError(f"config.agent.arms: {arm!r} is not a vllm arm of config.arms")
+    check, arms = config.get("crosscheck"), config["arms"]
+    uses = [("config.crosscheck.arm", check["arm"], "crosscheck")] if check else []
+    uses += [("config.agent.arms", arm, "agent") for arm in config.get("agent", {}).get("arms", [])]
+    for where, arm, feature in uses:
+        refuse(check_feature(where, arm, arms.get(arm), feature))
     listed = (config["diagnostics"]["memory_arms"] or []) + (config["diagnostics"]["profile_arms"] or [])
     unknown = [a for a in listed if a not in config["arms"]]
     if unknown:
         raise ConfigError(f"config.diagnostics: memory/profile arms {unknown} are not arms of config.arms")
+    for arm in config["diagnostics"]["profile_arms"] or []:
+        refuse(check_feature("config.diagnostics.profile_arms", arm, config["arms"][arm], "decode_profile"))
 
 
 def check_cross_fields(config: dict, read_model: bool = True) -> None:
@@ -270,8 +282,9 @@ def check_compiled(config: dict) -> None:
     arms = config["arms"]
     for key in ("eager", "compiled"):
         name = section[key]
-        if name not in arms or arms[name]["engine"] != "vllm" or not arms[name]["bench"]:
-            raise ConfigError(f"config.compiled.{key}: {name!r} is not a vllm arm with bench: true")
+        refuse(check_feature(f"config.compiled.{key}", name, arms.get(name), "compiled"))
+        if not arms[name]["bench"]:
+            raise ConfigError(f"config.compiled.{key}: {name!r} needs bench: true")
     eager, compiled = arms[section["eager"]], arms[section["compiled"]]
     if not eager["enforce_eager"] or compiled["enforce_eager"]:
         raise ConfigError(
@@ -315,10 +328,9 @@ def check_calibration(config: dict) -> None:
         )
     for name in cal["injected"]:
         injected = arms[name]
-        if injected["engine"] != "vllm" or injected["inject_slowdown"] <= 0:
-            raise ConfigError(
-                f"config.calibration.injected: {name!r} must be a vllm arm with inject_slowdown > 0"
-            )
+        refuse(check_feature("config.calibration.injected", name, injected, "inject_slowdown"))
+        if injected["inject_slowdown"] <= 0:
+            raise ConfigError(f"config.calibration.injected: {name!r} must have inject_slowdown > 0")
     names = [cal["baseline"], cal["twin"], *cal["injected"]]
     if len(set(names)) != len(names):
         raise ConfigError(

@@ -93,21 +93,6 @@ def read_proc_stat() -> dict[int, CpuTimes]:
     return parse_proc_stat(Path("/proc/stat").read_text())
 
 
-def boot_time_s() -> float:
-    for line in Path("/proc/stat").read_text().splitlines():
-        if line.startswith("btime "):
-            return float(line.split()[1])
-    raise RuntimeError("/proc/stat has no btime line")
-
-
-def process_start_epoch(pid: int) -> float:
-    """Wall-clock start time of a process, from its /proc start time in ticks since boot."""
-    stat = read_pid_stat(pid)
-    if stat is None:
-        raise ProcessLookupError(pid)
-    return boot_time_s() + stat.starttime / CLOCK_TICKS
-
-
 def children_of(pid: int) -> list[int]:
     """Direct and indirect children of pid (scan of /proc; the tree of one rep is small)."""
     parents: dict[int, list[int]] = {}

@@ -3,7 +3,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from edgebench.config import ConfigError, study_config
-from edgebench.engines.registry import ENGINES
+from edgebench.engines.registry import ENGINES, supports
 from edgebench.items.roadmap import (
     items_elsewhere,
     items_in_study,
@@ -234,11 +234,14 @@ def memory_arms():
 
 
 def profile_arms():
-    """Arms whose decode step is profiled: the configured list, else every benchmarked vLLM arm."""
+    """Arms whose decode step is profiled: the configured list, else every benchmarked arm whose
+    engine has the decode profile (edgebench.engines.registry)."""
     chosen = config["diagnostics"]["profile_arms"]
     if chosen is None:
         return [
-            n for n, a in config["arms"].items() if a["bench"] and a["engine"] == "vllm"
+            n
+            for n, a in config["arms"].items()
+            if a["bench"] and supports(a["engine"], "decode_profile")
         ]
     return chosen
 

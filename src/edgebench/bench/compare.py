@@ -180,5 +180,16 @@ def gate_rows(frame: pd.DataFrame, baseline: str, metrics: list[str], gates: dic
     ]
 
 
-def cv(values: pd.Series) -> float:
-    return float(np.std(values, ddof=1) / np.mean(values)) if len(values) > 1 else math.nan
+def compare_tables(cold: pd.DataFrame, warm: pd.DataFrame, gates: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The compare and gates tables: every gated metric of its own table (cold reps or warm
+    samples) against the baseline, each row stamped with the run it came from."""
+    tables = {"cold": cold, "warm": warm}
+    compare, gate = [], []
+    for kind, frame in tables.items():
+        names = [name for name in gates["metrics"] if metric(name).measured == kind]
+        compare += compare_rows(frame, gates["baseline"], names)
+        gate += gate_rows(frame, gates["baseline"], names, gates)
+    out = pd.DataFrame(compare), pd.DataFrame(gate)
+    for frame in out:
+        frame["run_id"], frame["git_commit"] = cold["run_id"].iloc[0], cold["git_commit"].iloc[0]
+    return out

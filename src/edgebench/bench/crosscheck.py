@@ -12,12 +12,18 @@ geometric mean of per-round ratios with a t-interval.
 from __future__ import annotations
 
 import math
+import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.session import ArmFailed, ArmProcess, SessionSettings, single_thread
+from edgebench.bench.spec import engine_spec
+from edgebench.bench.warm import settings_from
+from edgebench.engines.registry import engine_info
+from edgebench.rows import arm_row
 from edgebench.stats import paired_estimate
 
 AGREEMENT = 0.02  # edgebench must agree with the engine's own tool within 2%
@@ -49,7 +55,7 @@ def run_crosscheck(
             for who in order:
                 if who == "tool":
                     reply = arm.request(
-                        {"op": "vllm_latency", "iters": iters, "warmup": 1}, settings.timeout_s
+                        {"op": "engine_latency", "iters": iters, "warmup": 1}, settings.timeout_s
                     )
                     row["tool_request_tok_s"] = geometric_mean([tokens / s for s in reply["latencies"]])
                 else:
@@ -105,3 +111,22 @@ def agreement_rows(rounds: list[dict], engine: str, tool: str) -> list[dict]:
             }
         )
     return out
+
+
+def crosscheck_tables(
+    config: dict, check: dict, build_dir: str, code: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The agreement table (edgebench against the engine's own latency benchmark) and its rounds."""
+    arm = check["arm"]
+    spec = engine_spec(config, arm, build_dir)
+    settings = settings_from(config)
+    settings.rounds = int(check["rounds"])
+    with tempfile.TemporaryDirectory(prefix="edgebench-crosscheck-") as workdir:
+        rounds = run_crosscheck(spec, settings, int(check["iterations"]), Path(workdir))
+        log = Path(workdir) / "crosscheck.log"
+        print(log.read_text(errors="replace")[-3000:] if log.exists() else "", flush=True)
+    identity = arm_row(config, arm, code_digest=code, cpus=config["bench"].get("cpus"))
+    tool = engine_info(spec.engine).latency_tool
+    frame = pd.DataFrame([{**identity, **row} for row in agreement_rows(rounds, spec.engine, tool)])
+    per_round = pd.DataFrame([{**identity, **row, "rep": row["round"]} for row in rounds])
+    return frame, per_round

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,10 @@ import pandas as pd
 
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.session import SessionSettings, run_session
+from edgebench.bench.spec import engine_spec
+from edgebench.bench.warm import settings_from
+from edgebench.provenance import PROVENANCE_COLUMNS
+from edgebench.rows import arm_row
 from edgebench.stats import minimum_detectable_effect
 
 
@@ -109,3 +114,26 @@ def summarize(samples: pd.DataFrame, tolerance: float, max_rounds: int) -> pd.Da
             row["seconds_per_pair"] = float(per_pair.mean() * (1 if design == "duet" else 2))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def pilot_tables(
+    config: dict, pilot: dict, build_dir: str, tolerance: float, code: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both designs' samples of the pilot arm, and the summary that picks the design."""
+    spec = engine_spec(config, pilot["arm"], build_dir)
+    settings = settings_from(config)
+    settings.rounds = int(pilot["rounds"])
+    with tempfile.TemporaryDirectory(prefix="edgebench-pilot-") as workdir:
+        samples = pd.concat(
+            [
+                run_design(spec, int(pilot["processes"]), design, settings, Path(workdir), print)
+                for design in ("sequential", "duet")
+            ],
+            ignore_index=True,
+        )
+    identity = arm_row(config, pilot["arm"], code_digest=code, cpus=config["bench"].get("cpus"))
+    summary = summarize(samples, tolerance, int(config["bench"]["warm_rounds"]))
+    for frame in (samples, summary):
+        for key in PROVENANCE_COLUMNS:
+            frame[key] = identity[key]
+    return samples, summary

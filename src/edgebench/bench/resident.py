@@ -6,8 +6,8 @@ engine's own prints are sent to stderr so they cannot corrupt the protocol):
 
 - `{"op": "warmup"}`: a short uncounted generation, run after every switch of arm;
 - `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here;
-- `{"op": "vllm_latency", "iters": n, "warmup": w}`: vLLM's own latency benchmark
-  (`vllm.benchmarks.latency`, batch 1, input 16, output tg) run unmodified on this same engine;
+- `{"op": "engine_latency", "iters": n, "warmup": w}`: the engine's own latency benchmark (for
+  vLLM, `vllm.benchmarks.latency`, batch 1, input 16, output tg) run unmodified on this engine;
 - `{"op": "exit"}`: close the engine and exit.
 """
 
@@ -72,51 +72,10 @@ class ResidentArm:
             "decode_tok_s": (self.decode_tokens - 1) / max(total_s - first_s, 1e-9),
         }
 
-    def vllm_latency(self, iters: int, warmup: int) -> dict:
-        """vLLM's latency benchmark, its own code, handed this process's engine instead of a new one:
-        the cross-check then differs from our samples only in how it times, not in what it runs."""
-        import json as json_module
-        import tempfile
-
-        from vllm import LLM
-        from vllm.benchmarks import latency
-        from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-        parser = FlexibleArgumentParser()
-        latency.add_cli_args(parser)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = f"{tmp}/latency.json"
-            args = parser.parse_args(
-                [
-                    "--model",
-                    self.build_dir,
-                    "--input-len",
-                    "16",
-                    "--output-len",
-                    str(self.decode_tokens),
-                    "--batch-size",
-                    "1",
-                    "--num-iters-warmup",
-                    str(warmup),
-                    "--num-iters",
-                    str(iters),
-                    "--output-json",
-                    out,
-                ]
-            )
-            resident = self.engine.llm
-
-            def this_engine(cls, *args, **kwargs):
-                return resident
-
-            original = LLM.from_engine_args
-            LLM.from_engine_args = classmethod(this_engine)
-            try:
-                latency.main(args)
-            finally:
-                LLM.from_engine_args = original
-            result = json_module.loads(open(out).read())
-        return {"latencies": [float(x) for x in result["latencies"]], "output_len": self.decode_tokens}
+    def engine_latency(self, iters: int, warmup: int) -> dict:
+        """The engine's own latency benchmark, run on this process's loaded engine."""
+        latencies = self.engine.latency_benchmark(self.build_dir, self.decode_tokens, iters, warmup)
+        return {"latencies": latencies, "output_len": self.decode_tokens}
 
     def close(self) -> None:
         self.engine.close()
@@ -137,8 +96,8 @@ def serve(spec: EngineSpec, commands, replies) -> None:
                 reply = arm.warmup()
             elif op == "sample":
                 reply = arm.sample(int(command["index"]))
-            elif op == "vllm_latency":
-                reply = arm.vllm_latency(int(command["iters"]), int(command["warmup"]))
+            elif op == "engine_latency":
+                reply = arm.engine_latency(int(command["iters"]), int(command["warmup"]))
             else:
                 reply = {"error": f"unknown op {op!r}"}
         except Exception as error:  # the row says why; the coordinator decides what follows

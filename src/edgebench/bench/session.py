@@ -34,6 +34,7 @@ from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
 from edgebench.bench.runner import kill_tree
 from edgebench.engines.base import BASE_ENV
+from edgebench.engines.registry import engine_info
 from edgebench.procfs import (
     CLOCK_TICKS,
     children_of,
@@ -150,11 +151,9 @@ class SessionSettings:
 
 
 def single_thread(spec: EngineSpec) -> EngineSpec:
-    """A duet engine: one process (vLLM's EngineCore and worker inside the front end, so nothing
-    busy-polls beside the model), one OpenMP thread, no vLLM binding; the coordinator pins it."""
-    options = {"threads_bind": "nobind", "threads": 1}
-    if spec.engine == "vllm":
-        options["single_process"] = True
+    """A duet engine: one OpenMP thread, no binding of its own (the coordinator pins it), and the
+    engine's own duet options (edgebench.engines.registry)."""
+    options = {"threads_bind": "nobind", "threads": 1, **engine_info(spec.engine).duet_options}
     return spec.with_options(**options)
 
 

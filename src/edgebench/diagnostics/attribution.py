@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from edgebench.engines.registry import supports
+
 PER_LAYER = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 def arm_kernel(arm: dict, builds_method: str | None) -> str | None:
-    """The kernel study's name for the GEMM path a vLLM arm runs (None: not in the study)."""
-    if arm["engine"] != "vllm":
+    """The kernel study's name for the GEMM path an arm runs (None: not in the study, whose
+    kernels are those of the engines with the `kernel_study` feature)."""
+    if not supports(arm["engine"], "kernel_study"):
         return None
     if arm["build"] == "reference":
         return "vllm_bf16"

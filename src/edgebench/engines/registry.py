@@ -3,13 +3,26 @@
 Adding an engine is one module (a class that implements edgebench.engines.base.Engine, and a
 memory-ledger function, which may live in the same module) and one entry here. The config schema's engine
 names, the workflow's `engine` wildcard, the import profile's entry statement, the recorded package
-versions and the build checks all come from this table.
+versions, the build checks, the options a duet or a fidelity run gives the engine, and which
+features (crosscheck, agent, compiled, calibration, decode profile, kernel study) may use its arms
+all come from this table.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+# What a study can ask of an engine's arms beyond a bench rep and a fidelity score.
+FEATURES = {
+    "crosscheck": "the cross-check against the engine's own latency benchmark",
+    "agent": "the phone-agent suite (batched chat with per-episode sampling seeds)",
+    "compiled": "compiled against eager execution (enforce_eager)",
+    "inject_slowdown": "a decode-throughput loss injected inside the engine's decode loop",
+    "w4a8_emulated": "W4A8's arithmetic emulated in torch for fidelity",
+    "decode_profile": "the per-step decode profile (torch profiler regions)",
+    "kernel_study": "the GEMM kernel study and decode attribution",
+}
 
 
 @dataclass(frozen=True)
@@ -22,6 +35,15 @@ class EngineInfo:
     builds: str  # "reference", "safetensors" (the reference and quantized checkpoints) or "gguf"
     ledger: str  # the memory-ledger function, "module:function"
     fidelity_full_vocab: bool  # logprobs over the whole vocabulary for the exact-KL subset
+    features: frozenset[str] = frozenset()  # keys of FEATURES its arms support
+    # Options a duet engine takes besides one thread and no binding (the coordinator pins it).
+    duet_options: dict = field(default_factory=dict)
+    # Options a fidelity run gives it (scoring arms run side by side; log-probs do not depend on
+    # where they run).
+    fidelity_options: dict = field(default_factory=dict)
+    # The engine's own latency benchmark (the crosscheck feature runs it through the engine's
+    # `latency_benchmark` method).
+    latency_tool: str = ""
 
 
 ENGINES: dict[str, EngineInfo] = {
@@ -36,6 +58,11 @@ ENGINES: dict[str, EngineInfo] = {
             builds="safetensors",
             ledger="edgebench.diagnostics.ledger:vllm_ledger",
             fidelity_full_vocab=True,
+            features=frozenset(FEATURES),
+            # EngineCore and worker inside the front end, so nothing busy-polls beside the model.
+            duet_options={"single_process": True},
+            fidelity_options={"threads_bind": "nobind"},
+            latency_tool="vllm.benchmarks.latency",
         ),
         EngineInfo(
             name="hf",
@@ -87,3 +114,23 @@ def can_load(name: str, build_method: str | None) -> bool:
     if kind == "reference":
         return build_method is None
     return build_method != "gguf"
+
+
+def supports(name: str, feature: str) -> bool:
+    return feature in engine_info(name).features
+
+
+def engines_with(feature: str) -> list[str]:
+    return [name for name, info in ENGINES.items() if feature in info.features]
+
+
+def check_feature(where: str, arm_name: str, arm: dict | None, feature: str) -> str | None:
+    """Why an arm cannot serve a feature (None: it can), naming the engines that can."""
+    if arm is None:
+        return f"{where}: {arm_name!r} is not an arm of config.arms"
+    if not supports(arm["engine"], feature):
+        return (
+            f"{where}: {arm_name!r} runs on {arm['engine']!r}, which lacks {FEATURES[feature]} "
+            f"(engines with it: {', '.join(engines_with(feature)) or 'none'})"
+        )
+    return None

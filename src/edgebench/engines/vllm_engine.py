@@ -178,6 +178,52 @@ class VllmEngine:
         if not self.llm.reset_prefix_cache():
             raise RuntimeError("vLLM did not reset its prefix cache (requests still running?)")
 
+    def latency_benchmark(self, build_dir: str, decode_tokens: int, iters: int, warmup: int) -> list[float]:
+        """vLLM's latency benchmark, its own code, handed this process's engine instead of a new one:
+        the cross-check then differs from our samples only in how it times, not in what it runs."""
+        import json as json_module
+        import tempfile
+
+        from vllm import LLM
+        from vllm.benchmarks import latency
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+        parser = FlexibleArgumentParser()
+        latency.add_cli_args(parser)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = f"{tmp}/latency.json"
+            args = parser.parse_args(
+                [
+                    "--model",
+                    build_dir,
+                    "--input-len",
+                    "16",
+                    "--output-len",
+                    str(decode_tokens),
+                    "--batch-size",
+                    "1",
+                    "--num-iters-warmup",
+                    str(warmup),
+                    "--num-iters",
+                    str(iters),
+                    "--output-json",
+                    out,
+                ]
+            )
+            resident = self.llm
+
+            def this_engine(cls, *args, **kwargs):
+                return resident
+
+            original = LLM.from_engine_args
+            LLM.from_engine_args = classmethod(this_engine)
+            try:
+                latency.main(args)
+            finally:
+                LLM.from_engine_args = original
+            result = json_module.loads(open(out).read())
+        return [float(x) for x in result["latencies"]]
+
     def close(self) -> None:
         if self.llm is not None:
             engine = getattr(self.llm, "llm_engine", None)

@@ -149,12 +149,9 @@ def positions_frame(arm_name: str, windows: list[dict], per_position: dict) -> p
 
 
 def scoring_arm(arm_cfg: dict, threads: int) -> dict:
-    """The arm as fidelity runs it: `threads` threads, and a vLLM engine not pinned to cores, so
-    that arms can score side by side (log-probs do not depend on where or beside what they run)."""
-    arm = {**arm_cfg, "threads": threads}
-    if arm["engine"] == "vllm":
-        arm["threads_bind"] = "nobind"
-    return arm
+    """The arm as fidelity runs it: `threads` threads, and the engine's fidelity options
+    (edgebench.engines.registry), so that arms can score side by side."""
+    return {**arm_cfg, "threads": threads, **ENGINES[arm_cfg["engine"]].fidelity_options}
 
 
 def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, vocab: int) -> None:

@@ -70,16 +70,6 @@ def gguf_metadata(path: str | Path, keep: Callable[[str], bool] | None = None) -
     return found
 
 
-def gguf_widths(path: str | Path) -> dict[str, int]:
-    """hidden_size and intermediate_size of the model in a GGUF file."""
-    suffixes = {"hidden_size": ".embedding_length", "intermediate_size": ".feed_forward_length"}
-    meta = gguf_metadata(
-        path, lambda key: key == "general.architecture" or key.endswith(tuple(suffixes.values()))
-    )
-    arch = meta["general.architecture"]  # one pass: the widths are keyed by the architecture's name
-    return {width: int(meta[f"{arch}{suffix}"]) for width, suffix in suffixes.items()}
-
-
 def packaged_gguf(package: str, filename: str) -> Path:
     """Path of a GGUF shipped inside an installed package (found without importing it)."""
     spec = importlib.util.find_spec(package)
