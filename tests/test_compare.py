@@ -247,3 +247,33 @@ def test_break_even_straddling_the_request_count_is_inconclusive():
     assert row["break_even_low"] <= 8 < row["break_even_high"]
     item = {"starts_from": {"arms": ["eager", "compiled"]}, "expect": {"direction": "below"}}
     assert break_even(table, item)[0] == "inconclusive"
+
+
+def test_noise_table_compares_the_two_timings_of_one_session():
+    """Per duet, the paired SD of the common-window rate and of the whole-run rate, from the same
+    samples; a noisier timing shows a larger SD and MDE."""
+    import numpy as np
+
+    from edgebench.bench.noise import noise_table
+    from edgebench.findings import noise_lines
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for r in range(12):
+        shared = rng.normal(0, 0.05)  # drift both arms of a duet see
+        lone = rng.normal(0, 0.08)  # the slower arm's lone tail: in its own rate only
+        for arm, partner, core in (("base", "twin", r % 2), ("twin", "base", 1 - r % 2)):
+            window = 20 * np.exp(shared + rng.normal(0, 0.005))
+            rows.append({
+                "arm": arm, "partner": partner, "round": r, "slot": 0, "core": core, "status": "ok",
+                "decode_tok_s": window, "decode_tok_s_own": window * np.exp(lone if arm == "twin" else 0),
+                "pair_wall_s": 8.0, "run_id": "t", "git_commit": "c",
+            })  # fmt: skip
+    frame = noise_table(pd.DataFrame(rows), "base").set_index("metric")
+    assert set(frame.index) == {"decode_tok_s", "decode_tok_s_own"} and (frame["swaps"] == 6).all()
+    assert frame.loc["decode_tok_s", "sd_log_per_swap"] < frame.loc["decode_tok_s_own", "sd_log_per_swap"] / 3
+    assert frame.loc["decode_tok_s", "mde"] < frame.loc["decode_tok_s_own", "mde"]
+    assert frame.loc["decode_tok_s", "seconds_per_swap"] == 16.0
+    assert any("common window" in line for line in noise_lines(frame.reset_index()))
+    sequential = pd.DataFrame(rows).drop(columns=["partner"])
+    assert noise_table(sequential, "base").empty

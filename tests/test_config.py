@@ -123,6 +123,10 @@ def _at(tree, path):
 EXTENDING = [s for s in STUDIES if "extends" in yaml.safe_load((ROOT / "config" / s).read_text())]
 
 
+def test_every_shipped_study_but_the_default_builds_on_another():
+    assert set(STUDIES) - set(EXTENDING) == {"config.yaml"}
+
+
 @pytest.mark.parametrize("study", EXTENDING)
 def test_a_study_that_extends_its_base_states_only_what_differs(study):
     from edgebench.config import read_config_file

@@ -3,9 +3,12 @@ sample, a killed arm process turning into failed rows while the rounds go on."""
 
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import time
+
+import pytest
 
 from edgebench.bench.session import SessionSettings, round_order, run_session
 
@@ -152,3 +155,28 @@ def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(tiny_model, tmp
     assert {r["core"] for r in rows if r["status"] == "contended"} == {0}
     assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
     assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
+
+
+def test_a_duet_times_each_arm_over_the_window_both_arms_ran():
+    """The slower arm's lone tail (its partner done, anything could land on it) is not counted: a
+    slowdown there moves its whole-run rate, never its window rate."""
+    import numpy as np
+
+    from edgebench.bench.session import common_window, window_rate
+
+    fast = list(np.arange(128) * 0.01)  # 100 tok/s from t = 0
+    steady = list(0.05 + np.arange(128) * 0.02)  # 50 tok/s from t = 0.05
+    tail_slow = [s if s <= fast[-1] else fast[-1] + (s - fast[-1]) * 5 for s in steady]
+    for slow in (steady, tail_slow):
+        samples = {
+            "a": {"decode_tok_s": 127 / (fast[-1] - fast[0]), "decode_stamps": fast},
+            "b": {"decode_tok_s": 127 / (slow[-1] - slow[0]), "decode_stamps": slow},
+        }
+        rates = common_window(samples)
+        assert rates["a"]["decode_tok_s"] == pytest.approx(100, rel=1e-6)
+        assert rates["b"]["decode_tok_s"] == pytest.approx(50, rel=1e-6)
+        assert rates["a"]["window_s"] == pytest.approx(fast[-1] - 0.05)
+    assert rates["b"]["decode_tok_s_own"] < 20  # the slowed tail shows only in the whole-run rate
+    assert math.isnan(window_rate([0.0, 1.0], 2.0, 3.0)[0])
+    lone = common_window({"a": {"decode_tok_s": 9.0, "decode_stamps": fast}})
+    assert lone == {"a": {"decode_tok_s_own": 9.0}}  # one arm: its own rate stands

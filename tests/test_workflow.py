@@ -100,8 +100,12 @@ def test_warm_session_runs_every_duet_every_round_in_a_recorded_shuffled_order(s
         assert set(lost["arm"]) <= {INT4, *warm.loc[warm["arm"] == INT4, "partner"]}
     else:
         assert lost.empty, lost[["arm", "round", "status", "error"]].to_string()
-    for name in ("decode_tok_s", "prefill_tok_s", "wall_s", "cpu_s"):
+    for name in ("decode_tok_s", "decode_tok_s_own", "prefill_tok_s", "wall_s", "cpu_s", "window_s"):
         assert finite_positive(measured[name]), name
+    # each duet arm is timed over the window both arms were decoding: no longer than its own decode
+    assert (measured["window_tokens"] >= 2).all()
+    assert (measured["window_s"] <= measured["decode_s"] + 1e-6).all()
+    assert measured["layer_kernels"].str.contains("proj").all()
     assert (measured["runqueue_wait_s"] >= 0).all() and (measured["idle_engines_cpu_s"] >= 0).all()
     for _, rows in warm.groupby("round"):
         order = json.loads(rows["round_order"].iloc[0])
@@ -131,6 +135,10 @@ def test_fidelity_table_scores_every_vllm_arm(study):
     # bf16 through vLLM is the same weights: far closer to the reference than a quantized build
     assert bf16["top1"] > 0.9 and bf16["kl_mean"] < quantized["kl_mean"]
     assert fidelity["kernel_path"].notna().all() and fidelity["isa_level"].notna().all()
+    # what each layer ran, read from the loaded model: the int8 build's projections run vLLM's int8
+    # kernel class, bf16's the unquantized method (whatever the rule expected)
+    ran = fidelity.set_index("arm")["layer_kernels"].map(json.loads)
+    assert "Int8" in ran["vllm/w8a8"]["down_proj"] and "Unquantized" in ran["vllm/bf16"]["down_proj"]
     positions = pd.read_parquet(
         study / "results" / "raw" / "fidelity" / "vllm" / "bf16" / "positions.parquet"
     )

@@ -59,6 +59,20 @@ def duet_lines(compare: pd.DataFrame) -> list[str]:
     return lines
 
 
+def noise_lines(noise: pd.DataFrame) -> list[str]:
+    """Each duet's steadiness per way of timing it (the warm design's own pilot, on this run)."""
+    lines = [
+        "| arm vs baseline | timing | swaps | per-swap SD (log) | s per swap | MDE |",
+        "|---|---|---|---|---|---|",
+    ]
+    for _, r in noise.iterrows():
+        lines.append(
+            f"| {r['arm']} vs {r['baseline']} | {r['design']} | {r['swaps']} | {r['sd_log_per_swap']:.3f} "
+            f"| {r['seconds_per_swap']:.1f} | {r['mde']:.3f} |"
+        )
+    return lines
+
+
 def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
     lines = ["| item | verdict | note |", "|---|---|---|"]
     for _, row in verdicts.iterrows():
@@ -71,7 +85,7 @@ def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
 
 def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") -> str:
     """The findings page from the study's tables (`verdicts` and the measured tables)."""
-    measured = {k: v for k, v in tables.items() if k not in ("verdicts", "compare")}
+    measured = {k: v for k, v in tables.items() if k not in ("verdicts", "compare", "warm_noise")}
     first = next((f for f in measured.values() if not f.empty), None)
     lines = ["# Findings", ""]
     if first is not None:
@@ -82,6 +96,8 @@ def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") ->
         lines += ["## Kernel path per arm", "", *kernel_lines(arms), ""]
     if "compare" in tables and not tables["compare"].empty:
         lines += ["## Warm decode, paired", "", *duet_lines(tables["compare"]), ""]
+    if "warm_noise" in tables and not tables["warm_noise"].empty:
+        lines += ["## How steady the warm session was", "", *noise_lines(tables["warm_noise"]), ""]
     if "verdicts" in tables and not tables["verdicts"].empty:
         lines += ["## Roadmap items", "", *verdict_lines(tables["verdicts"]), ""]
     if decision_md:

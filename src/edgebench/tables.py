@@ -30,7 +30,8 @@ ROW_COLUMNS = (
     "error",
     "started_at",
     "wall_s",
-    "kernel_path",
+    "kernel_path",  # the kernel the engine's rule picks for the arm on this CPU (also on a refusal)
+    "layer_kernels",  # what the loaded model's layers ran, per layer type, read from the engine
     *PROVENANCE_COLUMNS,
 )
 
@@ -51,6 +52,8 @@ WARM_COLUMNS = (
     "idle_engines_cpu_s",
     "prefill_s",
     "decode_s",
+    "window_s",
+    "window_tokens",
     *WARM_METRICS,
 )
 
@@ -150,6 +153,7 @@ TABLES = _tables(
         charts=("fidelity",),
         retractable=True,
     ),
+    Table("warm_noise", "warm_noise"),
     Table("compare", "compare_and_gates"),
     Table("gates", "compare_and_gates", charts=("gates",)),
     Table("validity", "validity", section="calibration", charts=("validity",), metrics_of="warm"),

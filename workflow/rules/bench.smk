@@ -67,6 +67,28 @@ rule warm_table:
         "../scripts/join_table.py"
 
 
+rule warm_noise:
+    """How steady the warm session was, per duet and way of timing: paired SD, cost, MDE."""
+    input:
+        f"{RESULTS}/tables/warm.parquet",
+    output:
+        report(
+            f"{RESULTS}/tables/warm_noise.parquet",
+            caption="../report/warm_noise.rst",
+            category="Tables",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/warm_noise.log",
+    conda:
+        ENV_FILE
+    params:
+        baseline=config["gates"]["baseline"],
+        code=code_digest("warm_noise.py"),
+        config=job_config("warm_noise.py"),
+    script:
+        "../scripts/warm_noise.py"
+
+
 rule study_table:
     input:
         get_study_reps,

@@ -279,7 +279,7 @@ def get_decision_inputs(wildcards):
 def get_findings_inputs(wildcards):
     inputs = {
         t: f"{RESULTS}/tables/{t}.parquet"
-        for t in ("bench", "warm", "fidelity", "compare")
+        for t in ("bench", "warm", "fidelity", "compare", "warm_noise")
     }
     if ITEMS:
         inputs["verdicts"] = f"{RESULTS}/tables/verdicts.parquet"

@@ -5,7 +5,8 @@ JSON line each on stdin, with one JSON line on its protocol channel (the origina
 engine's own prints are sent to stderr so they cannot corrupt the protocol):
 
 - `{"op": "warmup"}`: a short uncounted generation, run after every switch of arm;
-- `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here;
+- `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here, with the
+  time of every decode step (`decode_stamps`, on the system-wide monotonic clock);
 - `{"op": "engine_latency", "iters": n, "warmup": w}`: the engine's own latency benchmark (for
   vLLM, `vllm.benchmarks.latency`, batch 1, input 16, output tg) run unmodified on this engine;
 - `{"op": "exit"}`: close the engine and exit.
@@ -54,22 +55,26 @@ class ResidentArm:
         return {"warmup_s": _timed(self.engine.generate, self.short, WARMUP_TOKENS)}
 
     def sample(self, index: int) -> dict:
-        """pp512 on a prompt no cache can serve, then tg128 after a 16-token prompt; decode rate is
-        (n - 1) tokens over the time beyond the first token, as in the cold rep."""
+        """pp512 on a prompt no cache can serve, then tg128 after a 16-token prompt, every decode
+        step stamped; decode rate is (n - 1) tokens over the time from the first token to the
+        last, as in the cold rep. The stamps go back too: a duet times each arm over the window
+        both arms ran."""
         if self.crash_at is not None and index == self.crash_at:
             os.abort()  # as an engine segfault would end the process
         start = time.time()
         prompt = synthetic_prompt(self.prefill_tokens, self.vocab, seed=100_000 + index)
         prefill_s = _timed(self.engine.generate, prompt, 1)
-        first_s = _timed(self.engine.generate, self.short, 1)
-        total_s = _timed(self.engine.generate, self.short, self.decode_tokens)
+        t0 = time.perf_counter()
+        stamps = self.engine.generate_stamped(self.short, self.decode_tokens)
+        decode_s = stamps[-1] - stamps[0]
         return {
             "sample_start": start,
             "prefill_s": prefill_s,
-            "decode_s": total_s - first_s,
-            "request_s": total_s,
+            "decode_s": decode_s,
+            "request_s": stamps[-1] - t0,
             "prefill_tok_s": self.prefill_tokens / prefill_s,
-            "decode_tok_s": (self.decode_tokens - 1) / max(total_s - first_s, 1e-9),
+            "decode_tok_s": (len(stamps) - 1) / max(decode_s, 1e-9),
+            "decode_stamps": stamps,
         }
 
     def engine_latency(self, iters: int, warmup: int) -> dict:
@@ -84,7 +89,8 @@ class ResidentArm:
 def serve(spec: EngineSpec, commands, replies) -> None:
     """Answer commands until `exit` or end of input; an engine error becomes an `error` reply."""
     arm = ResidentArm(spec)
-    replies.write(json.dumps({"ready": True}) + "\n")
+    kernels = json.dumps(arm.engine.layer_kernels(), sort_keys=True)
+    replies.write(json.dumps({"ready": True, "layer_kernels": kernels}) + "\n")
     replies.flush()
     for line in commands:
         command = json.loads(line)

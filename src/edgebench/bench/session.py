@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import random
 import select
@@ -62,6 +63,7 @@ class ArmProcess:
     log_path: Path
     error: str = ""
     tree: list[int] = field(default_factory=list)
+    layer_kernels: str = ""  # what the loaded model's layers run, as the engine reported it
 
     @classmethod
     def start(cls, name: str, spec: EngineSpec, cores: list[int], workdir: Path) -> ArmProcess:
@@ -85,7 +87,7 @@ class ArmProcess:
         return not self.error
 
     def wait_ready(self, timeout_s: float) -> None:
-        self._read(timeout_s)
+        self.layer_kernels = self._read(timeout_s).get("layer_kernels", "")
         self.tree = [self.proc.pid, *children_of(self.proc.pid)]
 
     def request(self, command: dict, timeout_s: float) -> dict:
@@ -259,12 +261,52 @@ def receive_each(group: list[ArmProcess], timeout_s: float) -> tuple[dict, dict,
     return replies, errors, arrivals
 
 
+def window_rate(stamps: list[float], start: float, end: float) -> tuple[float, int]:
+    """Tokens per second of the steps stamped inside [start, end], and how many there were: the
+    intervals between the first and last stamp inside it (fewer than 2 stamps: no rate)."""
+    inside = [s for s in stamps if start <= s <= end]
+    if len(inside) < 2 or inside[-1] <= inside[0]:
+        return math.nan, len(inside)
+    return (len(inside) - 1) / (inside[-1] - inside[0]), len(inside)
+
+
+def common_window(samples: dict[str, dict]) -> dict[str, dict]:
+    """Each duet arm's decode rate over the window both arms were decoding: from the later first
+    token to the earlier last one. Neither arm is counted while it decoded alone (before its
+    partner's first token or after its partner's last), so a disturbance in a lone stretch cannot
+    reach one arm and not the other. Each arm's whole-run rate stays as decode_tok_s_own."""
+    stamps = {name: sample.get("decode_stamps") or [] for name, sample in samples.items()}
+    if len(stamps) != 2 or not all(len(s) >= 2 for s in stamps.values()):
+        return {name: {"decode_tok_s_own": sample.get("decode_tok_s")} for name, sample in samples.items()}
+    start, end = max(s[0] for s in stamps.values()), min(s[-1] for s in stamps.values())
+    out = {}
+    for name, sample in samples.items():
+        rate, tokens = window_rate(stamps[name], start, end)
+        out[name] = {
+            "decode_tok_s": rate,
+            "decode_tok_s_own": sample["decode_tok_s"],
+            "window_s": max(end - start, 0.0),
+            "window_tokens": tokens,
+        }
+    return out
+
+
 def _failure(arm: ArmProcess, reason: str) -> str:
     try:
         arm._fail(reason)
     except ArmFailed as error:
         return str(error)
     return reason
+
+
+def warm_up(group: list[ArmProcess], placement: dict[str, list[int]], timeout_s: float) -> None:
+    """Pin each arm to its cores, then an uncounted generation in every arm at once."""
+    for arm in group:
+        set_tree_affinity(arm.tree, placement[arm.name])
+    for arm in group:
+        arm.send({"op": "warmup"})
+    for arm in group:
+        arm.receive(timeout_s)
 
 
 def measure_together(
@@ -278,12 +320,7 @@ def measure_together(
     to its cores; per arm, over its own active interval, the parent's view of CPU, run-queue wait,
     steal and the guard's verdict. An arm whose sample fails gets a failed row; its partner's
     sample still counts."""
-    for arm in group:
-        set_tree_affinity(arm.tree, placement[arm.name])
-    for arm in group:
-        arm.send({"op": "warmup"})
-    for arm in group:
-        arm.receive(settings.timeout_s)
+    warm_up(group, placement, settings.timeout_s)
     idle_trees = [p for other in idle if other.alive for p in other.tree]
     cpu_before = read_proc_stat()
     ticks_before = {arm.name: tree_cpu_ticks(arm.proc.pid, arm.tree) for arm in group}
@@ -295,6 +332,7 @@ def measure_together(
     replies, errors, arrivals = receive_each(group, settings.timeout_s)
     pair_wall_s = time.perf_counter() - t0
     idle_cpu = (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS
+    windows = common_window(replies) if not errors else {}
     out = {}
     for arm in group:
         if arm.name in errors:
@@ -303,8 +341,11 @@ def measure_together(
         cores, end = placement[arm.name], arrivals[arm.name]
         wall_s, own = end.at - t0, end.own_ticks - ticks_before[arm.name]
         stolen = stolen_fraction(cpu_before, end.cpu, cores, own, wall_s)
+        reply = {k: v for k, v in replies[arm.name].items() if k != "decode_stamps"}
         out[arm.name] = {
-            **replies[arm.name],
+            **reply,
+            **windows.get(arm.name, {}),
+            "layer_kernels": arm.layer_kernels,
             "wall_s": wall_s,
             "pair_wall_s": pair_wall_s,
             "cpu_s": own / CLOCK_TICKS,

@@ -56,8 +56,15 @@ def run_rep(raw: dict) -> dict:
 
     engine.generate(spec.filled_context_prompt(), 1)
     rss_filled = tree_rss_anon_mb(os.getpid())
+    kernels = json.dumps(engine.layer_kernels(), sort_keys=True)  # after every measurement
     engine.close()
-    return {"import_s": import_s, "ready_s": ready_s, "ttft_s": ttft_s, "rss_anon_filled_ctx_mb": rss_filled}
+    return {
+        "import_s": import_s,
+        "ready_s": ready_s,
+        "ttft_s": ttft_s,
+        "rss_anon_filled_ctx_mb": rss_filled,
+        "layer_kernels": kernels,
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ import sys
 
 from edgebench.bench.contract import EngineSpec
 from edgebench.engines.registry import ledger_function
+from edgebench.engines.vllm_layers import LayerKernels
 from edgebench.procfs import children_of, rss_anon_kb
 
 LEDGER_COLUMNS = (  # the ledger process's columns; the rule adds the arm's identity
@@ -120,7 +121,7 @@ def _tensor_rows(ledger) -> list[dict]:
     ]
 
 
-class LedgerWorkerExtension:
+class LedgerWorkerExtension(LayerKernels):
     """Mixed into vLLM's worker (worker_extension_cls): runs inside the process that holds the model."""
 
     def edgebench_ledger(self) -> dict:

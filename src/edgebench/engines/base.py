@@ -46,6 +46,13 @@ class Engine(Protocol):
     def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
         """Greedy generation ignoring EOS; returns the generated token ids."""
 
+    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
+        """The same generation; returns when each token became available (time.perf_counter,
+        the system-wide monotonic clock, so two processes' stamps share one time line)."""
+
+    def layer_kernels(self) -> dict[str, str]:
+        """What the loaded model's layers run, per layer type, read from the engine itself."""
+
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         """Teacher-forced top-k next-token log-probabilities for a batch of windows."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs
@@ -31,7 +33,7 @@ class HfEngine:
             attn_implementation="eager",
         ).eval()
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
+    def generate(self, token_ids: list[int], max_tokens: int, streamer=None) -> list[int]:
         import torch
 
         ids = torch.tensor([token_ids])
@@ -43,8 +45,39 @@ class HfEngine:
                 min_new_tokens=max_tokens,
                 do_sample=False,
                 pad_token_id=0,
+                streamer=streamer,
             )
         return out[0, ids.shape[1] :].tolist()
+
+    def layer_kernels(self) -> dict[str, str]:
+        """The module class of each linear layer type (transformers runs them in torch)."""
+        seen: dict[str, set[str]] = {}
+        for name, module in self.model.named_modules():
+            if type(module).__name__.endswith("Linear"):
+                seen.setdefault(name.rsplit(".", 1)[-1], set()).add(type(module).__name__)
+        return {layer: "+".join(sorted(k)) for layer, k in sorted(seen.items())}
+
+    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
+        streamer = StampStreamer()
+        self.generate(token_ids, max_tokens, streamer)
+        return streamer.stamps
+
+
+class StampStreamer:
+    """A transformers streamer that stamps each generated token (its first `put` is the prompt)."""
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+        self.prompt_seen = False
+
+    def put(self, value) -> None:
+        if not self.prompt_seen:
+            self.prompt_seen = True
+            return
+        self.stamps += [time.perf_counter()] * int(value.numel())
+
+    def end(self) -> None:
+        pass
 
     def batch_logprobs(self, batch: list[list[int]]) -> list[np.ndarray]:
         """Full-vocabulary log-probabilities for several equal-length sequences in one forward pass."""

@@ -9,6 +9,7 @@ The path an arm ran is recorded as its kernel.
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 
@@ -62,13 +63,28 @@ class LlamaCppEngine:
                 seed=0,
             )
 
+    def layer_kernels(self) -> dict[str, str]:
+        """llama.cpp's CPU backend runs every weight through ggml's kernels; what differs is whether
+        weights were repacked into extra buffer types (the AMX/repack path) at load."""
+        return {"weights": self.kernel}
+
     def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
-        """Greedy decode that ignores EOS: evaluate the prompt, then take argmax tokens."""
+        return self._decode(token_ids, max_tokens, [])
+
+    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
+        stamps: list[float] = []
+        self._decode(token_ids, max_tokens, stamps)
+        return stamps
+
+    def _decode(self, token_ids: list[int], max_tokens: int, stamps: list[float]) -> list[int]:
+        """Greedy decode that ignores EOS: evaluate the prompt, then take argmax tokens, stamping
+        each as it is taken."""
         self.llm.reset()
         self.llm.eval(token_ids)
         produced: list[int] = []
         while True:
             produced.append(int(np.argmax(self.llm.scores[self.llm.n_tokens - 1])))
+            stamps.append(time.perf_counter())
             if len(produced) == max_tokens:
                 return produced
             self.llm.eval([produced[-1]])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,7 @@ class VllmEngine:
     def __init__(self) -> None:
         self.llm = None
         self.kernel = ""
+        self.requests = 0  # ids of the requests generate_stamped adds itself
 
     def import_engine(self) -> None:
         from vllm import LLM, SamplingParams  # noqa: F401
@@ -118,8 +120,9 @@ class VllmEngine:
             max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
             distributed_executor_backend="uni" if arm.get("single_process") else None,
-            # Named methods run inside the worker process (the memory ledger), no pickled code.
-            worker_extension_cls=worker_extension_cls,
+            # Named methods run inside the worker process (layer kernels, the memory ledger), no
+            # pickled code.
+            worker_extension_cls=worker_extension_cls or "edgebench.engines.vllm_layers.LayerKernels",
         )
 
     def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
@@ -130,6 +133,31 @@ class VllmEngine:
         params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids)], params, use_tqdm=False)
         return list(outputs[0].outputs[0].token_ids)
+
+    def layer_kernels(self) -> dict[str, str]:
+        """The linear kernel class per layer type, read from the loaded model in its worker."""
+        return self.llm.collective_rpc("edgebench_layer_kernels")[0]
+
+    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
+        """Step the engine itself with DELTA output, stamping every step's new tokens. A fresh
+        params object each call: `LLM.generate` switches the one it is given to final-only output
+        in place."""
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+        from vllm.sampling_params import RequestOutputKind
+
+        params = SamplingParams(
+            temperature=0.0, max_tokens=max_tokens, ignore_eos=True, output_kind=RequestOutputKind.DELTA
+        )
+        engine = self.llm.llm_engine
+        self.requests += 1
+        engine.add_request(f"stamped-{self.requests}", TokensPrompt(prompt_token_ids=token_ids), params)
+        stamps: list[float] = []
+        while engine.has_unfinished_requests():
+            for output in engine.step():
+                now = time.perf_counter()
+                stamps += [now] * len(output.outputs[0].token_ids)
+        return stamps
 
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         from vllm import SamplingParams

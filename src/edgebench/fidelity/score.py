@@ -205,6 +205,7 @@ def run_fidelity_arm(
         engine = make_engine(arm_cfg["engine"])
         engine.import_engine()
         load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
+        row["layer_kernels"] = json.dumps(engine.layer_kernels(), sort_keys=True)
         per_position = score_engine(engine, windows, ref, settings, row)
         continuations = [engine.generate(p, GREEDY_TOKENS) for p in greedy_prompts]
         row["greedy_match"] = sum(a == b for a, b in zip(continuations, expected_greedy, strict=True))
