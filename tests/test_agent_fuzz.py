@@ -132,7 +132,7 @@ class ScriptedReplies:
         self.completions = completions
         self.calls = 0
 
-    def chat(self, prompts, seeds, sampling, reply_prefix=""):
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
         self.calls += 1
         count = len(self.completions)
         return [reply_prefix + self.completions[(seed + self.calls) % count] for seed in seeds]
@@ -158,7 +158,7 @@ class CachingReplies(ScriptedReplies):
         self.seen: set[str] = set()
         self.cache_hits = 0
 
-    def chat(self, prompts, seeds, sampling, reply_prefix=""):
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
         self.cache_hits += sum(prompt in self.seen for prompt in prompts)
         self.seen.update(prompts)
         # a seeded sampler: the same prompt and seed give the same reply, in a batch or alone
@@ -190,12 +190,12 @@ class StrictTokenizerReplies(ScriptedReplies):
 
     refuse = ""  # a prompt holding this text is refused as well
 
-    def chat(self, prompts, seeds, sampling, reply_prefix=""):
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
         for prompt in prompts:
             prompt.encode("utf-8")  # UnicodeEncodeError on a lone surrogate, as vLLM's tokenizer raises
             if self.refuse and self.refuse in prompt:
                 raise TypeError("the tokenizer refused this prompt")
-        return super().chat(prompts, seeds, sampling, reply_prefix)
+        return super().chat(prompts, seeds, sampling, reply_prefix, schemas)
 
 
 SURROGATE = 'input_text", "index": 3, "text": "\\udc80x"}'  # a lone-surrogate escape: valid JSON

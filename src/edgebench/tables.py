@@ -81,6 +81,7 @@ FIDELITY_COLUMNS = (
 AGENT_TRIAL_COLUMNS = (
     *ROW_COLUMNS,
     "policy",
+    "strategy",  # how the LLM's actions were decoded (edgebench.agent.action_schema.STRATEGIES)
     "task_id",
     "template",
     "variant",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
+from edgebench.agent.action_schema import action_schema
 from edgebench.agent.episode import Episode, _device, result_row, run_lockstep, step_budget
-from edgebench.agent.policies import first_json_object, llm_prompt
+from edgebench.agent.policies import first_json_object, llm_prompt, prompt_elements
 from edgebench.agent.tasks import Task
 
 # The reply is started for the model: a 135M model rarely opens a JSON object on its own, and
@@ -30,13 +31,17 @@ def run_llm_trials(
     ]
     seeds = {id(e): trial_seed(e.task.seed, e.trial) for e in episodes}
     step = {"n": 0}
+    structured = sampling.get("strategy", "free") == "structured"
 
     def decide(batch):
         step["n"] += 1
         active = [e for e in episodes if e.active]  # the same order run_lockstep built the batch in
         prompts = [built_prompt(e, *item) for e, item in zip(active, batch, strict=True)]
         live = [i for i, p in enumerate(prompts) if p is not None]
-        replies = chat_each([prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling)
+        schemas = [screen_schema(batch[i][1]) for i in live] if structured else None
+        replies = chat_each(
+            [prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling, schemas
+        )
         progress(f"step {step['n']}: {len(batch)} active episodes")
         decisions: list = [None] * len(batch)
         for i, reply in zip(live, replies, strict=True):
@@ -64,20 +69,31 @@ def built_prompt(episode, task, elements, history) -> str | None:
         return None
 
 
-def chat_each(prompts: list[str], active: list, engine, seeds: dict, sampling: dict) -> list:
+def screen_schema(elements) -> dict:
+    """The action schema of the screen an episode is shown (the indices its prompt lists)."""
+    shown = prompt_elements(elements)
+    return action_schema([e.index for e in shown], [e.index for e in shown if e.editable])
+
+
+def chat_each(
+    prompts: list[str], active: list, engine, seeds: dict, sampling: dict, schemas: list | None = None
+) -> list:
     """One batched chat; if the batch fails, each prompt alone, so only the episodes whose prompt
-    the engine refuses fail (their replies are None), never the whole batch."""
-    sampling = {**sampling, "stop": ["}"]}
+    the engine refuses fail (their replies are None), never the whole batch. Under a schema the
+    grammar ends the object, so there is no reply prefix and no stop string."""
+    prefix = "" if schemas else REPLY_PREFIX
+    sampling = {**sampling, "stop": [] if schemas else ["}"]}
     if not prompts:
         return []
     try:
-        return engine.chat(prompts, [seeds[id(e)] for e in active], sampling, REPLY_PREFIX)
+        return engine.chat(prompts, [seeds[id(e)] for e in active], sampling, prefix, schemas)
     except Exception:  # noqa: BLE001 - find the episode that broke it, below
         pass
     replies = []
-    for prompt, episode in zip(prompts, active, strict=True):
+    for i, (prompt, episode) in enumerate(zip(prompts, active, strict=True)):
         try:
-            replies += engine.chat([prompt], [seeds[id(episode)]], sampling, REPLY_PREFIX)
+            one = [schemas[i]] if schemas else None
+            replies += engine.chat([prompt], [seeds[id(episode)]], sampling, prefix, one)
         except Exception as error:  # noqa: BLE001 - this episode alone fails, with its error
             episode.error = f"engine refused the prompt: {type(error).__name__}: {str(error)[:200]}"
             replies.append(None)

@@ -86,7 +86,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
 
     settings = config["agent"]
     tasks = suite(settings["instances"])
-    identity = arm_row(config, arm_name, code_digest=code_digest)
+    identity = {**arm_row(config, arm_name, code_digest=code_digest), "strategy": settings["strategy"]}
     start = time.perf_counter()
     try:
         engine = make_engine(config["arms"][arm_name]["engine"])

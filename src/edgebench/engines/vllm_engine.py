@@ -173,10 +173,19 @@ class VllmEngine:
             for window, out in zip(windows, outputs, strict=True)
         ]
 
-    def chat(self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "") -> list[str]:
+    def chat(
+        self,
+        prompts: list[str],
+        seeds: list[int],
+        sampling: dict,
+        reply_prefix: str = "",
+        schemas: list[dict] | None = None,
+    ) -> list[str]:
         """One batched generate of user prompts through the build's own chat template. The reply
-        starts with `reply_prefix` (returned as part of the text) and ends at a `stop` string."""
+        starts with `reply_prefix` (returned as part of the text) and ends at a `stop` string; with
+        `schemas`, each reply is decoded under its own JSON schema (structured outputs)."""
         from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
 
         tokenizer = self.llm.get_tokenizer()
         texts = [
@@ -194,8 +203,9 @@ class VllmEngine:
                 seed=seed,
                 stop=sampling.get("stop") or None,
                 include_stop_str_in_output=True,
+                structured_outputs=StructuredOutputsParams(json=schema) if schema else None,
             )
-            for seed in seeds
+            for seed, schema in zip(seeds, schemas or [None] * len(seeds), strict=True)
         ]
         outputs = self.llm.generate(texts, params, use_tqdm=False)
         return [reply_prefix + out.outputs[0].text for out in outputs]

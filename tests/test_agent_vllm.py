@@ -1,0 +1,91 @@
+"""The agent's calls on a real vLLM engine (tiny random weights): a batch survives the prompts a
+real tokenizer refuses, and structured outputs make every reply a valid action on its screen."""
+
+import json
+
+import jsonschema
+import pytest
+
+from edgebench.agent.action_schema import action_schema
+from edgebench.agent.actions import action_error
+from edgebench.agent.llm import chat_each, run_llm_trials
+from edgebench.agent.policies import first_json_object
+from edgebench.agent.tasks import suite
+
+SAMPLING = {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": 48}
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_model):
+    from edgebench.engines.vllm_engine import VllmEngine
+
+    engine = VllmEngine()
+    engine.load(
+        str(tiny_model),
+        {"threads": 1, "threads_bind": "nobind", "single_process": True},
+        max_model_len=2048,
+        max_num_seqs=8,
+        prefix_caching=True,
+        block_size=32,
+        whole_prefills=True,
+    )
+    yield engine
+    engine.close()
+
+
+class Episode:
+    error = ""
+
+
+def test_a_prompt_the_real_tokenizer_refuses_fails_alone(engine):
+    """A lone surrogate reaches the engine: the batched call raises, each prompt is retried alone,
+    and only that one episode gets no reply (with the engine's error in its row)."""
+    prompts = ["Reply with a JSON action.", "Bad \udc80 prompt", "Another prompt"]
+    episodes = [Episode(), Episode(), Episode()]
+    seeds = {id(e): i for i, e in enumerate(episodes)}
+    replies = chat_each(prompts, episodes, engine, seeds, SAMPLING)
+    assert replies[1] is None and "refused" in episodes[1].error
+    assert isinstance(replies[0], str) and isinstance(replies[2], str) and not episodes[0].error
+
+
+class Poisoning:
+    """The real engine, with one episode's first reply replaced by a reproducer of a batch sinker."""
+
+    def __init__(self, engine, poison: str) -> None:
+        self.engine, self.poison, self.calls = engine, poison, 0
+
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
+        replies = self.engine.chat(prompts, seeds, sampling, reply_prefix, schemas)
+        self.calls += 1
+        if self.calls == 1:
+            replies[0] = reply_prefix + self.poison
+        return replies
+
+
+@pytest.mark.parametrize(
+    "poison",
+    ['input_text", "index": 3, "text": "\\udc80x"}', 'wait", "extra": ' + "[" * 990 + "]" * 990 + "}"],
+    ids=["lone surrogate", "deep nesting"],
+)
+def test_the_batch_survives_both_reproducers_on_a_real_engine(engine, poison):
+    tasks = suite(1)[:3]
+    rows = run_llm_trials(Poisoning(engine, poison), tasks, 2, {**SAMPLING, "max_new_tokens": 24}, print)
+    assert len(rows) == 6 and all(row["episode_error"] == "" for row in rows)
+    assert all(row["steps"] >= 1 for row in rows)
+
+
+def test_structured_outputs_give_only_valid_actions_on_the_screen(engine):
+    """Random weights, yet every reply decoded under the screen's schema is a well-formed action
+    with an index that screen shows."""
+    schemas = [action_schema([2, 5, 9], [5]), action_schema([])]
+    prompts = ["Operate the phone. Reply with one JSON action.", "Reply with one JSON action."]
+    replies = engine.chat(prompts * 2, [1, 2, 3, 4], SAMPLING, "", schemas * 2)
+    for reply, schema in zip(replies, schemas * 2, strict=True):
+        action = json.loads(reply)
+        jsonschema.validate(action, schema)
+        assert action_error(action) == "" and first_json_object(reply) == action
+
+
+def test_a_structured_trial_has_no_invalid_action(engine):
+    rows = run_llm_trials(engine, suite(1)[:2], 1, {**SAMPLING, "strategy": "structured"}, print)
+    assert all(row["invalid_actions"] == 0 and row["episode_error"] == "" for row in rows)
