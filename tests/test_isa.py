@@ -64,3 +64,26 @@ def test_amx_permission_is_skipped_without_amx_and_never_raises():
         assert outcome == "granted"
     else:
         assert outcome.startswith("skipped")
+
+
+def test_an_existing_checkpoint_is_labelled_by_what_its_config_says(tmp_path):
+    """An existing build has no `bits` in the study config: its kernel path comes from the
+    checkpoint's quantization_config, never a guess of 4 bits."""
+    import json
+
+    from edgebench.rows import arm_kernel
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    ckpt.joinpath("config.json").write_text(
+        json.dumps({"quantization_config": {"quant_method": "gptq", "bits": 8}})
+    )
+    config = {
+        "builds": {"mine": {"method": "existing", "path": str(ckpt)}},
+        "arms": {"vllm/mine": {"engine": "vllm", "build": "mine"}},
+    }
+    assert arm_kernel(config, "vllm/mine", {"avx2"}) == "onednn_int8"
+    ckpt.joinpath("config.json").write_text(
+        json.dumps({"quantization_config": {"quant_method": "gptq", "bits": 4}})
+    )
+    assert arm_kernel(config, "vllm/mine", {"avx2", "avx512f"}) == "cpu_gemm_wna16"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
+from edgebench.engines.vllm_engine import build_facts
 from edgebench.isa import vllm_kernel
 from edgebench.models.source import model_name
 from edgebench.procfs import cpu_flags
@@ -54,5 +56,8 @@ def arm_kernel(config: dict, arm_name: str, flags: set[str]) -> str:
         return "hf_torch"
     if arm["engine"] == "llamacpp":
         return "llamacpp_cpu_repacked" if arm.get("use_extra_bufts") else "llamacpp_cpu"
-    facts = {"method": build.get("method"), "bits": build.get("bits", 16 if not build else 4)}
+    if build.get("method") == "existing" and (Path(build["path"]) / "config.json").is_file():
+        facts = build_facts(Path(build["path"]))  # what the checkpoint says, not a guess
+    else:
+        facts = {"method": build.get("method"), "bits": build.get("bits", 16 if not build else 4)}
     return vllm_kernel(arm, facts, flags)
