@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from edgebench.bench.runner import run_worker
+from edgebench.bench.rep_process import run_worker
 
 from .conftest import hf_spec
 

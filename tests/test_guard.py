@@ -29,7 +29,7 @@ def test_bad_inputs_are_errors():
 
 
 def test_root_cause_finds_why_the_engine_died():
-    from edgebench.bench.runner import root_cause
+    from edgebench.bench.rep_process import root_cause
 
     log = "INFO loading\nERROR Worker proc VllmWorker-0 died unexpectedly (exit code: -4)\n"
     log += "EngineDeadError: see above\n"

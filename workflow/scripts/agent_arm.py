@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from edgebench.agent.runner import run_arm
+from edgebench.agent.arm_trials import run_arm
 from edgebench.io import write_parquet
 from edgebench.jobs import start_job
 

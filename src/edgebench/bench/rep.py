@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from edgebench.bench.runner import run_worker
+from edgebench.bench.rep_process import run_worker
 from edgebench.bench.spec import engine_spec
 from edgebench.metrics import metric
 from edgebench.rows import arm_row

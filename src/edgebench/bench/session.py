@@ -33,7 +33,7 @@ from pathlib import Path
 
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
-from edgebench.bench.runner import kill_tree
+from edgebench.bench.rep_process import kill_tree
 from edgebench.engines.base import BASE_ENV
 from edgebench.engines.registry import engine_info
 from edgebench.procfs import (

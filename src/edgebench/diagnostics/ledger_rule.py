@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from edgebench.bench.runner import root_cause
+from edgebench.bench.rep_process import root_cause
 from edgebench.bench.spec import engine_spec
 from edgebench.diagnostics.ledger import LEDGER_COLUMNS
 from edgebench.io import write_parquet

@@ -16,7 +16,7 @@ from edgebench.provenance import digest_json, provenance
 from edgebench.rows import arm_row
 
 
-def _stamp(rows: list[dict], identity: dict) -> pd.DataFrame:
+def _with_identity(rows: list[dict], identity: dict) -> pd.DataFrame:
     """The arm's identity on every episode row; an episode that failed alone says so in its row."""
     frame = pd.DataFrame(rows)
     for key, value in identity.items():
@@ -55,7 +55,7 @@ def run_baselines(config: dict, code_digest: str) -> pd.DataFrame:
                 threads=1,
             ),
         }
-        frames.append(_stamp(rows, identity))
+        frames.append(_with_identity(rows, identity))
         print(
             f"baseline {name}: {frames[-1]['success'].mean():.3f} success over {len(rows)} episodes",
             flush=True,
@@ -121,6 +121,6 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
         identity.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
         rows = unrun_rows(tasks, settings["trials"])
     identity["wall_s_total"] = time.perf_counter() - start
-    frame = _stamp(rows, identity)
+    frame = _with_identity(rows, identity)
     print(f"{arm_name}: {frame['success'].mean():.3f} success over {len(frame)} episodes", flush=True)
     return frame
