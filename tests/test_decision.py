@@ -83,3 +83,29 @@ def test_the_page_shows_one_line_per_build_with_value_and_interval():
     refused = decision_markdown(decision_frame(tables(), REQUIREMENTS, ["refused"]))
     row = next(line for line in refused.splitlines() if line.startswith("| refused"))
     assert "lacks avx512f" in row and row.count("|") == 2 + 1 + len(REQUIREMENTS)  # one line, its cells
+
+
+def test_the_pareto_view_shows_the_users_builds_only():
+    from edgebench.charts import pareto_frame
+
+    warm = pd.DataFrame(
+        [
+            {"arm": a, "build": b, "status": "ok", "decode_tok_s": v}
+            for a, b, v in [
+                ("vllm/bf16", "reference", 10.0),
+                ("vllm/bf16-twin", "reference", 10.2),
+                ("vllm/w8a8", "w8a8", 14.0),
+            ]
+        ]
+    )
+    fidelity = pd.DataFrame([{"arm": "vllm/w8a8", "status": "ok", "top1": 0.9, "kl_mean": 0.05}])
+    builds = pd.DataFrame(
+        [
+            {"build": "reference", "bits_per_weight": 16.0, "format": "hf"},
+            {"build": "w8a8", "bits_per_weight": 8.2, "format": "ct"},
+        ]
+    )
+    frame = pareto_frame(builds, warm, fidelity, ["vllm/bf16", "vllm/w8a8"])
+    assert sorted(frame["arm"]) == ["vllm/bf16", "vllm/w8a8"]
+    assert frame.set_index("arm").loc["vllm/w8a8", "bits_per_weight"] == 8.2
+    assert len(pareto_frame(builds, warm, fidelity)) == 3  # without a list: every arm

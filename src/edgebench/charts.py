@@ -163,14 +163,19 @@ def agent_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
-def pareto_frame(builds: pd.DataFrame, bench: pd.DataFrame, fidelity: pd.DataFrame) -> pd.DataFrame:
-    """One row per arm: its build's bits per weight, median clean warm decode tok/s, and fidelity."""
+def pareto_frame(
+    builds: pd.DataFrame, bench: pd.DataFrame, fidelity: pd.DataFrame, arms: list[str] | None = None
+) -> pd.DataFrame:
+    """One row per arm (only `arms`, the user's builds, when given): its build's bits per weight,
+    median clean warm decode tok/s, and fidelity."""
     decode = (
         bench[bench["status"] == "ok"].groupby("arm")["decode_tok_s"].median().rename("decode_tok_s_median")
     )
     fid = fidelity[fidelity["status"] == "ok"].set_index("arm")[["top1", "kl_mean"]]
-    arms = bench[["arm", "build"]].drop_duplicates().set_index("arm")
+    chosen, arms = arms, bench[["arm", "build"]].drop_duplicates().set_index("arm")
     frame = arms.join(decode).join(fid, how="outer").reset_index()
+    if chosen is not None:
+        frame = frame[frame["arm"].isin(chosen)]
     return frame.merge(builds[["build", "bits_per_weight", "format"]], on="build", how="left")
 
 

@@ -37,6 +37,7 @@ rule pareto_chart:
     conda:
         ENV_FILE
     params:
+        arms=decision_arms(),  # the user's builds: no calibration twin or injected arm
         code=code_digest("pareto_chart.py"),
         config=job_config("pareto_chart.py"),
     script:
