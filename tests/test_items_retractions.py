@@ -405,3 +405,24 @@ def test_the_shipped_guides_state_no_measured_figure():
     from edgebench.retractions import figures_in_guides
 
     assert figures_in_guides(ROOT) == []
+
+
+def test_an_arm_that_cannot_run_is_evidence_for_the_order_item_not_a_reason_to_give_up():
+    """H2's claim includes the failure rows a refused arm leaves: the item is judged, not
+    `unmeasurable`; any other method still is unmeasurable on such an arm."""
+    from edgebench.items.verdict import evaluate
+
+    rows = [
+        {"arm": arm, "round": r, "order_position": (r + k) % 2, "status": status, "error": error}
+        for r in range(2)
+        for k, (arm, status, error) in enumerate([("a", "ok", ""), ("b", "failed", "lacks avx512f")])
+    ]
+    frame = pd.DataFrame(rows)
+    item = {
+        "id": "H2",
+        "starts_from": {"table": "bench", "arms": ["a", "b"]},
+        "verify": {"method": "order_rotates"},
+    }
+    assert evaluate(item, frame, [])[0] == "confirmed"
+    other = {**item, "verify": {"method": "measured", "metrics": ["ready_s"]}}
+    assert evaluate(other, frame, [])[0] == "unmeasurable"

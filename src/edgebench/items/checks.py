@@ -219,6 +219,10 @@ def per_step_cost(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     return ("confirmed" if below == (item["expect"]["direction"] == "below") else "refuted"), evidence
 
 
+# Methods whose claim is about what an arm that cannot run leaves behind: its failure rows are
+# their evidence, so such an arm does not make the item `unmeasurable`.
+JUDGES_FAILED_ARMS = frozenset({"order_rotates"})
+
 CHECKS = {
     "order_rotates": order_rotates,
     "measured": measured,

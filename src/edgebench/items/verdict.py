@@ -9,6 +9,7 @@ import pandas as pd
 
 from edgebench.charts import save_chart
 from edgebench.io import write_parquet, write_text
+from edgebench.items.checks import JUDGES_FAILED_ARMS
 from edgebench.items.verify import METHODS
 from edgebench.retractions import apply_retractions
 
@@ -57,6 +58,8 @@ def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[
     note says why): no statistics on an arm that produced only failures. A retraction overrides."""
     withdrawn = [r for r in retractions if r.get("item") == item["id"]]
     failed = failed_arms(item, frame)
+    if item["verify"]["method"] in JUDGES_FAILED_ARMS:  # the failure rows are the evidence
+        failed = failed.iloc[0:0]
     if withdrawn:
         note = "; ".join(
             f"{r['id']} ({r['date']}): {r['reason']} (replaced by {r['replaced_by']})" for r in withdrawn
