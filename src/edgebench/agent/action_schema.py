@@ -7,8 +7,12 @@ construction instead of being parsed away. Engines without structured outputs ke
 
 from __future__ import annotations
 
-from edgebench.agent.actions import DIRECTIONS, GOAL_STATUSES, INDEXED, MAX_TEXT
+from edgebench.agent.actions import DIRECTIONS, GOAL_STATUSES, INDEXED
 from edgebench.agent.policies import APP_NAMES
+
+# What one typed text may hold under the schema: the suite types names and numbers, and a reply
+# that runs past max_new_tokens is cut off and invalid, so the grammar keeps texts short.
+SCHEMA_TEXT = 40
 
 STRATEGIES = ("free", "structured")  # agent.strategy: parse free text, or decode under the schema
 LAUNCHER_APPS = tuple(sorted({name for name in APP_NAMES.values() if name != "Home screen"}))
@@ -32,7 +36,7 @@ def action_schema(
         index = {"enum": sorted(set(indices))}
         forms += [_action(kind, index=index) for kind in INDEXED if kind != "input_text"]
     if editable:
-        text = {"type": "string", "maxLength": MAX_TEXT}
+        text = {"type": "string", "maxLength": SCHEMA_TEXT}
         forms.append(_action("input_text", index={"enum": sorted(set(editable))}, text=text))
     forms += [
         _action("scroll", direction={"enum": list(DIRECTIONS)}),

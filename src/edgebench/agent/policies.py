@@ -215,8 +215,10 @@ def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: in
 
 
 def first_json_object(text: str) -> dict | None:
-    """The first balanced {...} that parses as a JSON object with an "action", else None."""
-    decoder = json.JSONDecoder()
+    """The first balanced {...} that parses as a JSON object with an "action", else None. A raw
+    control character inside a string is accepted (xgrammar's JSON strings allow it); the action's
+    strings are cleaned before they reach the device or a prompt."""
+    decoder = json.JSONDecoder(strict=False)
     for start, char in enumerate(text):
         if char != "{":
             continue

@@ -62,23 +62,6 @@ class HfEngine:
         self.generate(token_ids, max_tokens, streamer)
         return streamer.stamps
 
-
-class StampStreamer:
-    """A transformers streamer that stamps each generated token (its first `put` is the prompt)."""
-
-    def __init__(self) -> None:
-        self.stamps: list[float] = []
-        self.prompt_seen = False
-
-    def put(self, value) -> None:
-        if not self.prompt_seen:
-            self.prompt_seen = True
-            return
-        self.stamps += [time.perf_counter()] * int(value.numel())
-
-    def end(self) -> None:
-        pass
-
     def batch_logprobs(self, batch: list[list[int]]) -> list[np.ndarray]:
         """Full-vocabulary log-probabilities for several equal-length sequences in one forward pass."""
         import torch
@@ -110,3 +93,20 @@ class StampStreamer:
 
     def close(self) -> None:
         self.model = None
+
+
+class StampStreamer:
+    """A transformers streamer that stamps each generated token (its first `put` is the prompt)."""
+
+    def __init__(self) -> None:
+        self.stamps: list[float] = []
+        self.prompt_seen = False
+
+    def put(self, value) -> None:
+        if not self.prompt_seen:
+            self.prompt_seen = True
+            return
+        self.stamps += [time.perf_counter()] * int(value.numel())
+
+    def end(self) -> None:
+        pass

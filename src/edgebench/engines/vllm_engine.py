@@ -63,6 +63,15 @@ def build_facts(build_dir: Path) -> dict:
     return {"method": None, "bits": 16}
 
 
+def _logits_processors(arm: dict) -> list | None:
+    """The injected decode slowdown of a calibration arm, if it has one."""
+    if arm.get("inject_slowdown", 0) > 0:
+        from edgebench.engines.slowdown import InjectedSlowdown
+
+        return [InjectedSlowdown]
+    return None
+
+
 class VllmEngine:
     name = "vllm"
 
@@ -98,13 +107,8 @@ class VllmEngine:
         apply_env(vllm_env(arm))
         from vllm import LLM
 
-        processors = []
-        if arm.get("inject_slowdown", 0) > 0:
-            from edgebench.engines.slowdown import InjectedSlowdown
-
-            processors.append(InjectedSlowdown)
         self.llm = LLM(
-            logits_processors=processors or None,
+            logits_processors=_logits_processors(arm),
             model=build_dir,
             tokenizer=build_dir,
             dtype="bfloat16",
@@ -119,6 +123,9 @@ class VllmEngine:
             max_num_batched_tokens=max(max_model_len, 4096) if whole_prefills else None,
             max_logprobs=max_logprobs,  # raised only for the exact-KL subset in fidelity
             seed=0,
+            # structured outputs (the agent's `structured` strategy) through xgrammar, compact:
+            # whitespace the grammar would allow only spends the token budget
+            structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True},
             distributed_executor_backend="uni" if arm.get("single_process") else None,
             # Named methods run inside the worker process (layer kernels, the memory ledger), no
             # pickled code.

@@ -154,6 +154,15 @@ def scoring_arm(arm_cfg: dict, threads: int) -> dict:
     return {**arm_cfg, "threads": threads, **ENGINES[arm_cfg["engine"]].fidelity_options}
 
 
+def greedy_agreement(engine, prompts: list[list[int]], expected: list[list[int]]) -> dict:
+    """The legacy check: how many greedy continuations match the reference's exactly."""
+    continuations = [engine.generate(p, GREEDY_TOKENS) for p in prompts]
+    return {
+        "greedy_match": sum(a == b for a, b in zip(continuations, expected, strict=True)),
+        "greedy_prompts": len(prompts),
+    }
+
+
 def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, vocab: int) -> None:
     if ENGINES[engine.name].fidelity_full_vocab:  # the exact subset asks for every token's logprob
         engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8, max_logprobs=vocab)
@@ -207,9 +216,7 @@ def run_fidelity_arm(
         load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
         row["layer_kernels"] = json.dumps(engine.layer_kernels(), sort_keys=True)
         per_position = score_engine(engine, windows, ref, settings, row)
-        continuations = [engine.generate(p, GREEDY_TOKENS) for p in greedy_prompts]
-        row["greedy_match"] = sum(a == b for a, b in zip(continuations, expected_greedy, strict=True))
-        row["greedy_prompts"] = len(greedy_prompts)
+        row.update(greedy_agreement(engine, greedy_prompts, expected_greedy))
         engine.close()
         positions = positions_frame(arm_name, windows, per_position)
         print(
