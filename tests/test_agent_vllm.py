@@ -2,6 +2,7 @@
 real tokenizer refuses, and structured outputs make every reply a valid action on its screen."""
 
 import json
+import os
 
 import jsonschema
 import pytest
@@ -17,8 +18,11 @@ SAMPLING = {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": 96}  # tiny voc
 
 @pytest.fixture(scope="module")
 def engine(tiny_model):
+    """One in-process engine for the module. Loading it sets this process's environment (single
+    process, one thread), which every later subprocess of the suite would inherit: restored after."""
     from edgebench.engines.vllm_engine import VllmEngine
 
+    saved = dict(os.environ)
     engine = VllmEngine()
     engine.load(
         str(tiny_model),
@@ -31,6 +35,8 @@ def engine(tiny_model):
     )
     yield engine
     engine.close()
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 class Episode:
