@@ -81,7 +81,7 @@ FIDELITY_COLUMNS = (
 AGENT_TRIAL_COLUMNS = (
     *ROW_COLUMNS,
     "policy",
-    "strategy",  # how the LLM's actions were decoded (edgebench.agent.action_schema.STRATEGIES)
+    "strategy",  # how the LLM's actions were decoded: agent.strategy, free or structured
     "task_id",
     "template",
     "variant",

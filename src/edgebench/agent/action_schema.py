@@ -14,7 +14,6 @@ from edgebench.agent.policies import APP_NAMES
 # that runs past max_new_tokens is cut off and invalid, so the grammar keeps texts short.
 SCHEMA_TEXT = 40
 
-STRATEGIES = ("free", "structured")  # agent.strategy: parse free text, or decode under the schema
 LAUNCHER_APPS = tuple(sorted({name for name in APP_NAMES.values() if name != "Home screen"}))
 
 

@@ -60,6 +60,18 @@ class Engine(Protocol):
         """Release the engine (stop its processes)."""
 
 
+def layer_kernels_of(model, kernel_of) -> dict[str, str]:
+    """Per layer type (a module name's last part: qkv_proj, down_proj, lm_head, ...), the classes
+    `kernel_of(module)` names for its layers (None: not a layer that counts), joined with `+`
+    where layers of one type differ."""
+    seen: dict[str, set[str]] = {}
+    for name, module in model.named_modules():
+        kernel = kernel_of(module)
+        if kernel is not None:
+            seen.setdefault(name.rsplit(".", 1)[-1], set()).add(kernel)
+    return {layer: "+".join(sorted(kernels)) for layer, kernels in sorted(seen.items())}
+
+
 def apply_env(extra: dict[str, str]) -> None:
     """Every engine process calls this before its engine loads: the environment, and AMX tile
     permission (a process that runs AMX code without asking first dies with SIGILL)."""

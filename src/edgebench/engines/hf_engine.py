@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs
+from edgebench.engines.base import WindowLogprobs, layer_kernels_of
 
 
 class HfEngine:
@@ -51,11 +51,7 @@ class HfEngine:
 
     def layer_kernels(self) -> dict[str, str]:
         """The module class of each linear layer type (transformers runs them in torch)."""
-        seen: dict[str, set[str]] = {}
-        for name, module in self.model.named_modules():
-            if type(module).__name__.endswith("Linear"):
-                seen.setdefault(name.rsplit(".", 1)[-1], set()).add(type(module).__name__)
-        return {layer: "+".join(sorted(k)) for layer, k in sorted(seen.items())}
+        return layer_kernels_of(self.model, _linear_class)
 
     def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
         streamer = StampStreamer()
@@ -93,6 +89,11 @@ class HfEngine:
 
     def close(self) -> None:
         self.model = None
+
+
+def _linear_class(module) -> str | None:
+    name = type(module).__name__
+    return name if name.endswith("Linear") else None
 
 
 class StampStreamer:

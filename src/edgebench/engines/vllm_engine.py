@@ -226,7 +226,6 @@ class VllmEngine:
     def latency_benchmark(self, build_dir: str, decode_tokens: int, iters: int, warmup: int) -> list[float]:
         """vLLM's latency benchmark, its own code, handed this process's engine instead of a new one:
         the cross-check then differs from our samples only in how it times, not in what it runs."""
-        import json as json_module
         import tempfile
 
         from vllm import LLM
@@ -266,7 +265,7 @@ class VllmEngine:
                 latency.main(args)
             finally:
                 LLM.from_engine_args = original
-            result = json_module.loads(open(out).read())
+            result = json.loads(Path(out).read_text())
         return [float(x) for x in result["latencies"]]
 
     def close(self) -> None:

@@ -7,6 +7,8 @@ layer holds is the path it runs, whatever the flags or the config say it should 
 
 from __future__ import annotations
 
+from edgebench.engines.base import layer_kernels_of
+
 
 def layer_kernel(module) -> str | None:
     """The class that computes a linear module: its kernel when its quantization method (or
@@ -14,27 +16,16 @@ def layer_kernel(module) -> str | None:
     method = getattr(module, "quant_method", None)
     if method is None:
         return None
-    for holder in (method, getattr(module, "scheme", None)):
+    scheme = getattr(module, "scheme", None)
+    for holder in (method, scheme):
         kernel = getattr(holder, "kernel", None)
         if kernel is not None:
             return type(kernel).__name__
-    scheme = getattr(module, "scheme", None)
     return type(scheme if scheme is not None else method).__name__
-
-
-def layer_kernels(model) -> dict[str, str]:
-    """Per layer type (the module name's last part: qkv_proj, down_proj, lm_head, ...), the
-    classes its layers run, joined with `+` where layers of one type differ."""
-    seen: dict[str, set[str]] = {}
-    for name, module in model.named_modules():
-        kernel = layer_kernel(module)
-        if kernel is not None:
-            seen.setdefault(name.rsplit(".", 1)[-1], set()).add(kernel)
-    return {layer: "+".join(sorted(kernels)) for layer, kernels in sorted(seen.items())}
 
 
 class LayerKernels:
     """Mixed into vLLM's worker (worker_extension_cls): runs where the model lives."""
 
     def edgebench_layer_kernels(self) -> dict[str, str]:
-        return layer_kernels(self.model_runner.get_model())
+        return layer_kernels_of(self.model_runner.get_model(), layer_kernel)
