@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
 import os
 import re
@@ -434,6 +435,33 @@ def model_from_path(given: dict) -> dict:
     return {"run_id": name, "results_dir": f"results/{name}", **given, "model": model, "replace": ["model"]}
 
 
+MODEL_FILE_BUILD = "gguf-file"
+MODEL_FILE_ARM = "llamacpp/gguf-file"
+
+
+def add_model_file_build(config: dict) -> dict:
+    """A .gguf model is also a checkpoint the user already has: the file itself becomes an existing
+    build on a llama.cpp arm (when llama.cpp is installed), paired in the warm session with the gate
+    baseline, so the decision says whether the file as it is fits the budget."""
+    model = config.get("model") or {}
+    if model.get("kind") != "gguf_file" or importlib.util.find_spec("llama_cpp") is None:
+        return config
+    builds = config.get("builds") or {}
+    if any(spec.get("path") == model["path"] for spec in builds.values() if isinstance(spec, dict)):
+        return config  # the study names the file as a build itself
+    arm = {"engine": "llamacpp", "build": MODEL_FILE_BUILD, "threads": 1}
+    added = {
+        **config,
+        "builds": {**builds, MODEL_FILE_BUILD: {"method": "existing", "path": model["path"]}},
+        "arms": {**(config.get("arms") or {}), MODEL_FILE_ARM: arm},
+    }
+    bench = config.get("bench") or {}
+    baseline = (config.get("gates") or {}).get("baseline")
+    if bench.get("warm_pairs") and baseline in added["arms"]:
+        added["bench"] = {**bench, "warm_pairs": [*bench["warm_pairs"], [baseline, MODEL_FILE_ARM]]}
+    return added
+
+
 def study_sources(path: str | Path, seen: tuple[str, ...] = ()) -> list[tuple[str, dict]]:
     """A study file and the chain of files it `extends`, base first: a study states only what
     differs from its base."""
@@ -480,6 +508,8 @@ def study_config(base_path: str | Path, command_line: dict, replace: bool = Fals
     config: dict = {}
     for _, raw in sources:
         config = compose(config, raw)
+    if isinstance(command_line.get("model"), str):
+        config = add_model_file_build(config)
     try:
         return validate_config(config), set(config)
     except ConfigError as error:
