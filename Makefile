@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study compiled-study validity-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study compiled-study validity-study pilot-study
 
 setup: $(VENV)/.installed
 
@@ -51,6 +51,11 @@ compiled-study: setup
 # (its own results folder; see config/validity.yaml).
 validity-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/validity.yaml
+
+# Which warm design resolves most per machine second here: sequential, cross-core duets or
+# interleaved pairs, on four engines of one arm (see config/pilot.yaml).
+pilot-study: setup
+	$(BIN)/snakemake --cores $(CORES) --config study=config/pilot.yaml -- results/pilot/tables/pilot.parquet
 
 lint: setup
 	$(BIN)/ruff check

@@ -99,3 +99,20 @@ def test_structured_outputs_give_only_valid_actions_on_the_screen(engine):
 def test_a_structured_trial_has_no_invalid_action(engine):
     rows = run_llm_trials(engine, suite(1)[:2], 1, {**SAMPLING, "strategy": "structured"}, print)
     assert all(row["invalid_actions"] == 0 and row["episode_error"] == "" for row in rows)
+
+
+def test_a_decode_stream_runs_in_bursts_and_a_dropped_one_leaves_nothing_in_the_engine(engine):
+    """The interleaved design's stream (same module: one engine load serves both)."""
+    import itertools
+
+    prompt = list(range(5, 21))
+    stream = engine.decode_stream(prompt, 12)
+    bursts = [list(itertools.islice(stream, 4)) for _ in range(3)]
+    assert [len(b) for b in bursts] == [4, 4, 4] and next(stream, None) is None
+    stamps = [s for b in bursts for s in b]
+    assert all(b >= a for a, b in itertools.pairwise(stamps))
+    dropped = engine.decode_stream(prompt, 12)
+    assert len(list(itertools.islice(dropped, 3))) == 3
+    dropped.close()  # a partner failed half-way: the request is aborted, not left running
+    assert not engine.llm.llm_engine.has_unfinished_requests()
+    assert len(engine.generate_stamped(prompt, 6)) == 6

@@ -53,3 +53,32 @@ def test_features_and_options_are_the_engines_own(monkeypatch):
     )
     assert single_thread(spec).options["x"] == 1
     assert scoring_arm({"engine": "hf", "threads": 2}, 1) == {"engine": "hf", "threads": 1, "y": 2}
+
+
+def test_each_engine_names_its_kernel_by_its_own_rule(monkeypatch):
+    """Rows and engines ask the registry which kernel an arm runs; an engine with a rule of its own
+    needs no branch in edgebench.rows."""
+    import dataclasses
+
+    from edgebench.engines import registry
+    from edgebench.rows import arm_kernel
+
+    config = {
+        "arms": {
+            "hf/bf16": {"engine": "hf", "build": "reference"},
+            "llamacpp/q": {"engine": "llamacpp", "build": "q", "use_extra_bufts": True},
+            "llamacpp/p": {"engine": "llamacpp", "build": "q"},
+            "vllm/g": {"engine": "vllm", "build": "g", "int4_w4a8": False},
+        },
+        "builds": {"q": {"method": "gguf"}, "g": {"method": "gptq", "bits": 4}},
+    }
+    kernels = {arm: arm_kernel(config, arm, set()) for arm in config["arms"]}
+    assert kernels == {
+        "hf/bf16": "hf_torch",
+        "llamacpp/q": "llamacpp_cpu_repacked",
+        "llamacpp/p": "llamacpp_cpu",
+        "vllm/g": "cpu_gemm_wna16",
+    }
+    other = dataclasses.replace(ENGINES["hf"], kernel_rule="edgebench.isa:llamacpp_kernel")
+    monkeypatch.setitem(registry.ENGINES, "hf", other)
+    assert arm_kernel(config, "hf/bf16", set()) == "llamacpp_cpu"

@@ -219,6 +219,13 @@ def check_warm_session(config: dict) -> None:
                 f"config.bench.warm_pairs: {pair} must name two different arms of the warm session "
                 f"({session})"
             )
+    if config["bench"]["warm_design"] == "interleaved":
+        for name in session:
+            refuse(
+                check_feature(
+                    "config.bench.warm_design: interleaved", name, config["arms"][name], "interleave"
+                )
+            )
     cal = config.get("calibration")
     if cal and config["bench"]["warm_design"] == "duet" and cal["block_rounds"] % 2:
         raise ConfigError(

@@ -61,6 +61,16 @@ def vllm_kernel(arm: dict, build: dict, flags: set[str]) -> str:
     return "int4_scaled_mm_cpu" if w4a8 else "cpu_gemm_wna16"
 
 
+def llamacpp_kernel(arm: dict, build: dict, flags: set[str]) -> str:
+    """llama.cpp's CPU backend: its repacked (and AMX) buffers only when the arm turns them on."""
+    return "llamacpp_cpu_repacked" if arm.get("use_extra_bufts") else "llamacpp_cpu"
+
+
+def hf_kernel(arm: dict, build: dict, flags: set[str]) -> str:
+    """transformers runs every layer through torch."""
+    return "hf_torch"
+
+
 def isa_level(flags: set[str]) -> str:
     """The highest ISA_FLAGS entry this CPU has, every lower one included where they nest."""
     level = "baseline"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from edgebench.engines.registry import kernel_of
 from edgebench.engines.vllm_engine import build_facts
-from edgebench.isa import vllm_kernel
 from edgebench.models.source import model_name
 from edgebench.procfs import cpu_flags
 from edgebench.provenance import digest_json, provenance
@@ -52,12 +52,8 @@ def arm_kernel(config: dict, arm_name: str, flags: set[str]) -> str:
     applies when it loads, so a refused arm's rows name the kernel it was refused for."""
     arm = config["arms"][arm_name]
     build = config.get("builds", {}).get(arm["build"], {})
-    if arm["engine"] == "hf":
-        return "hf_torch"
-    if arm["engine"] == "llamacpp":
-        return "llamacpp_cpu_repacked" if arm.get("use_extra_bufts") else "llamacpp_cpu"
     if build.get("method") == "existing" and (Path(build["path"]) / "config.json").is_file():
         facts = build_facts(Path(build["path"]))  # what the checkpoint says, not a guess
     else:
         facts = {"method": build.get("method"), "bits": build.get("bits", 16 if not build else 4)}
-    return vllm_kernel(arm, facts, flags)
+    return kernel_of(arm["engine"], arm, facts, flags)

@@ -40,9 +40,11 @@ WARM_COLUMNS = (
     "round",
     "round_order",
     "seed",
+    "design",  # duet, interleaved or sequential (edgebench.bench.session)
     "slot",
     "partner",
     "core",
+    "concurrent_pairs",  # pairs sampled at the same time, one per core
     "settle_s",
     "pair_wall_s",
     "stolen_frac",

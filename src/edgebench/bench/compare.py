@@ -28,7 +28,15 @@ def clean_values(frame: pd.DataFrame, arm: str, name: str) -> pd.Series:
 
 
 def is_duet(frame: pd.DataFrame) -> bool:
+    """Paired samples (a duet, or an interleaved pair): each row names its partner."""
     return "partner" in frame.columns and bool(frame["partner"].notna().any())
+
+
+def swapped(frame: pd.DataFrame) -> bool:
+    """Whether a paired value takes a swap: cross-core duets do (each arm on each core once);
+    interleaved pairs share one core, so every pair is a value of its own."""
+    interleaved = "design" in frame.columns and bool((frame["design"] == "interleaved").any())
+    return is_duet(frame) and not interleaved
 
 
 def duet_table(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> pd.DataFrame:
@@ -53,11 +61,11 @@ def aligned_pairs(
 
 
 def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
-    """Oriented log(candidate/baseline) of every clean pair, in round order. Duets are paired once
-    more: the two rounds of a swap (rounds 2j and 2j+1, the arms on opposite cores) are averaged,
+    """Oriented log(candidate/baseline) of every clean pair, in round order. Cross-core duets are
+    paired once more: the two rounds of a swap (rounds 2j and 2j+1, the arms on opposite cores) are averaged,
     so a difference between the cores cancels; one value per complete swap."""
     sign = 1.0 if metric(name).direction == "higher" else -1.0
-    if not is_duet(frame):
+    if not swapped(frame):
         base, cand = aligned_pairs(frame, name, baseline, candidate)
         return sign * np.log(cand / base)
     both = duet_table(frame, name, baseline, candidate)
@@ -93,7 +101,7 @@ def core_offset(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -
 def planned_pairs(frame: pd.DataFrame) -> int:
     """Paired values the study was planned to give: one per round, or one per swap of duets."""
     rounds = int(frame["round"].max()) + 1 if len(frame) else 0
-    return rounds // 2 if is_duet(frame) else rounds
+    return rounds // 2 if swapped(frame) else rounds
 
 
 def candidates(frame: pd.DataFrame, baseline: str) -> list[str]:

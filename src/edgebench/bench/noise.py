@@ -10,13 +10,14 @@ import math
 
 import pandas as pd
 
-from edgebench.bench.compare import candidates, core_offset, is_duet, paired_log_ratios
+from edgebench.bench.compare import candidates, core_offset, is_duet, paired_log_ratios, swapped
 from edgebench.stats import minimum_detectable_effect, paired_estimate
 
 TIMINGS = {
     "decode_tok_s": "duet, each arm over the common window",
     "decode_tok_s_own": "duet, each arm over its own whole decode",
 }
+INTERLEAVED = "interleaved on one core, each arm over its own bursts"
 
 NOISE_COLUMNS = (
     "baseline",
@@ -33,6 +34,18 @@ NOISE_COLUMNS = (
 )
 
 
+def machine_seconds_per_value(duet: pd.DataFrame, swaps: bool) -> float:
+    """Seconds of the whole machine one paired value costs: a swap is two duets that each hold
+    every core; an interleaved pair holds one core while other pairs hold the rest."""
+    if "pair_wall_s" not in duet or not len(duet):
+        return math.nan
+    pair_s = duet["pair_wall_s"].median()
+    if swaps:
+        return float(2 * pair_s)
+    sharing = duet["concurrent_pairs"].median() if "concurrent_pairs" in duet else 1.0
+    return float(pair_s / sharing)
+
+
 def noise_rows(warm: pd.DataFrame, baseline: str) -> list[dict]:
     """One row per (duet, timing); empty when the session ran no duets."""
     if not is_duet(warm):
@@ -40,18 +53,18 @@ def noise_rows(warm: pd.DataFrame, baseline: str) -> list[dict]:
     rows = []
     for candidate in candidates(warm, baseline):
         duet = warm[(warm["arm"] == candidate) & (warm["partner"] == baseline)]
-        pair_s = float(duet["pair_wall_s"].median()) if "pair_wall_s" in duet and len(duet) else math.nan
+        seconds = machine_seconds_per_value(duet, swapped(warm))
         for column, design in TIMINGS.items():
             if column not in warm or warm[column].isna().all():
                 continue
             est = paired_estimate(paired_log_ratios(warm, column, baseline, candidate))
-            seconds_per_swap = 2 * pair_s  # a swap is two duets, the arms on opposite cores
+            seconds_per_swap = seconds
             rows.append(
                 {
                     "baseline": baseline,
                     "arm": candidate,
                     "metric": column,
-                    "design": design,
+                    "design": design if swapped(warm) else INTERLEAVED,
                     "swaps": est.n,
                     "ratio": est.ratio,
                     "sd_log_per_swap": est.sd_log,

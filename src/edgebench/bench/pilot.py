@@ -1,6 +1,6 @@
 """Pilot: where does the throughput variance live, and which pairing removes most of it?
 
-Two designs on the same build, each with resident engine processes of one arm:
+Designs on the same build, each with resident engine processes of one arm (an A/A study):
 - sequential: `processes` engine processes (2 threads, both cores) sampled one at a time in
   shuffled rounds. A two-way decomposition of log decode tok/s (process x round) separates a fixed
   per-process offset (which no number of rounds removes if an arm has one process), slow drift of the
@@ -8,8 +8,12 @@ Two designs on the same build, each with resident engine processes of one arm:
 - duet: the same number of single-thread engine processes, every pair of them sampled at the same
   time each round, one per core, cores drawn per duet (Bulej et al.); a pair shares whatever
   disturbs the machine.
+- interleaved: the same engines, both arms of every pair on one core taking turns a few decode
+  tokens at a time, pairs that share no process on the other cores at the same time.
 
-The paired SD of the within-round log ratio of each design sets how many rounds a gate needs.
+The paired SD of each design's paired values sets how many values a gate needs, and the SD per
+machine second (SD times the square root of what a value costs) which design buys most for a
+fixed budget: the summary marks that one `best`.
 """
 
 from __future__ import annotations
@@ -55,23 +59,48 @@ def variance_components(frame: pd.DataFrame, value: str = "decode_tok_s") -> dic
     }
 
 
+def pair_logs(frame: pd.DataFrame, a: str, b: str, value: str) -> np.ndarray:
+    """log(a/b) of every paired value of two processes: per round for sequential rows and for
+    interleaved pairs (one core each pair), per swap (two rounds, the cores exchanged) for
+    cross-core duets, as the study's comparisons take them."""
+    if "partner" not in frame.columns or not frame["partner"].notna().any():
+        table = frame.pivot_table(index="round", columns="process", values=value).dropna()
+        return np.log(table[a] / table[b]).to_numpy()
+    left = frame[(frame["process"] == a) & (frame["partner"] == b)]
+    right = frame[(frame["process"] == b) & (frame["partner"] == a)]
+    both = left.merge(right, on=["round", "slot"], suffixes=("_a", "_b"))
+    by_round = dict(
+        zip(both["round"].astype(int), np.log(both[f"{value}_a"] / both[f"{value}_b"]), strict=True)
+    )
+    if (frame["design"] == "interleaved").any():
+        return np.array([by_round[r] for r in sorted(by_round)])
+    swaps = sorted({r // 2 for r in by_round if r // 2 * 2 in by_round and r // 2 * 2 + 1 in by_round})
+    return np.array([(by_round[2 * j] + by_round[2 * j + 1]) / 2 for j in swaps])
+
+
 def paired_log_ratios(frame: pd.DataFrame, value: str = "decode_tok_s") -> np.ndarray:
-    """Within-round log ratios of every pair of processes (each pair's own offset removed, so the
-    spread is what a paired comparison of two arms would see over rounds). Duet rows pair with the
+    """Paired log ratios of every pair of processes, each pair's own offset removed (so the spread
+    is what a paired comparison of two arms would see over its values). Paired rows pair with the
     partner they ran beside; sequential rows with every other process of the round."""
     diffs = []
     for a, b in itertools.combinations(sorted(frame["process"].unique()), 2):
-        if "partner" in frame.columns and frame["partner"].notna().any():
-            left = frame[(frame["process"] == a) & (frame["partner"] == b)]
-            right = frame[(frame["process"] == b) & (frame["partner"] == a)]
-            both = left.merge(right, on=["round", "slot"], suffixes=("_a", "_b"))
-            d = np.log(both[f"{value}_a"] / both[f"{value}_b"]).to_numpy()
-        else:
-            table = frame.pivot_table(index="round", columns="process", values=value).dropna()
-            d = np.log(table[a] / table[b]).to_numpy()
+        d = pair_logs(frame, a, b, value)
         if len(d) > 1:
             diffs.append(d - d.mean())
     return np.concatenate(diffs) if diffs else np.array([])
+
+
+def seconds_per_value(part: pd.DataFrame, design: str) -> float:
+    """Machine seconds one paired value costs: two samples in turn (sequential, both cores each),
+    a swap of two duets (both cores each), or one interleaved pair (one core; the other cores run
+    other pairs meanwhile)."""
+    settle = part["settle_s"].fillna(0)
+    if design == "sequential":
+        return float(2 * (part["wall_s"] + settle).mean())
+    per_pair = (part["pair_wall_s"] + settle).mean()
+    if design == "interleaved":
+        return float(per_pair / part["concurrent_pairs"].mean())
+    return float(2 * per_pair)
 
 
 def run_design(
@@ -79,7 +108,8 @@ def run_design(
 ) -> pd.DataFrame:
     """`processes` resident engines of one arm, sampled in `design` (duets: every pair each round)."""
     names = [f"{design[0]}{i}" for i in range(processes)]
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]] if design == "duet" else []
+    paired = design in ("duet", "interleaved")
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]] if paired else []
     settings = dataclasses.replace(settings, design=design, pairs=pairs)
     rows = run_session({name: spec for name in names}, settings, workdir, progress)
     frame = pd.DataFrame(rows).rename(columns={"arm": "process"})
@@ -109,11 +139,20 @@ def summarize(samples: pd.DataFrame, tolerance: float, max_rounds: int) -> pd.Da
                 row.update(variance_components(clean, value))
             except ValueError as error:
                 row["note"] = str(error)
-            # wall seconds one paired observation costs: two samples in turn, or one duet
-            per_pair = part["wall_s"] + part["settle_s"].fillna(0)
-            row["seconds_per_pair"] = float(per_pair.mean() * (1 if design == "duet" else 2))
+            row["seconds_per_pair"] = seconds_per_value(part, design)
+            # what a fixed budget of machine time buys: designs of different lengths compare here
+            row["sd_per_machine_second"] = sd_pair * math.sqrt(row["seconds_per_pair"])
             rows.append(row)
-    return pd.DataFrame(rows)
+    summary = pd.DataFrame(rows)
+    if len(summary):
+        decode = summary[summary["metric"] == "decode_tok_s"]
+        best = (
+            decode.loc[decode["sd_per_machine_second"].idxmin(), "design"]
+            if decode["sd_per_machine_second"].notna().any()
+            else ""
+        )
+        summary["best"] = (summary["design"] == best) & (summary["metric"] == "decode_tok_s")
+    return summary
 
 
 def pilot_tables(
@@ -127,7 +166,7 @@ def pilot_tables(
         samples = pd.concat(
             [
                 run_design(spec, int(pilot["processes"]), design, settings, Path(workdir), print)
-                for design in ("sequential", "duet")
+                for design in pilot["designs"]
             ],
             ignore_index=True,
         )

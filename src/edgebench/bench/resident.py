@@ -7,6 +7,9 @@ engine's own prints are sent to stderr so they cannot corrupt the protocol):
 - `{"op": "warmup"}`: a short uncounted generation, run after every switch of arm;
 - `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here, with the
   time of every decode step (`decode_stamps`, on the system-wide monotonic clock);
+- `{"op": "open", "index": i}` then `{"op": "burst", "tokens": k}` until `done`: the interleaved
+  design's sample, the same prefill and decode with the decode advanced k tokens a burst, so that
+  two arms on one core can take turns (each burst's start `t0` and its stamps go back);
 - `{"op": "engine_latency", "iters": n, "warmup": w}`: the engine's own latency benchmark (for
   vLLM, `vllm.benchmarks.latency`, batch 1, input 16, output tg) run unmodified on this engine;
 - `{"op": "exit"}`: close the engine and exit.
@@ -14,6 +17,7 @@ engine's own prints are sent to stderr so they cannot corrupt the protocol):
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -44,6 +48,8 @@ class ResidentArm:
         self.short = synthetic_prompt(16, self.vocab, seed=2)
         self.build_dir = spec.build_dir
         self.crash_at = (spec.fault or {}).get("sample")  # reliability tests: die at this sample
+        self.stream = None  # the interleaved design's open decode stream
+        self.streamed = 0
         self.engine = make_engine(spec.engine)
         self.engine.import_engine()
         self.engine.load(spec.build_dir, spec.options, spec.max_model_len)
@@ -77,6 +83,38 @@ class ResidentArm:
             "decode_stamps": stamps,
         }
 
+    def open_stream(self, index: int) -> dict:
+        """The interleaved design's sample: the prefill of `sample`, then a decode stream that
+        `burst` advances while the partner on the same core waits."""
+        if self.crash_at is not None and index == self.crash_at:
+            os.abort()
+        if self.stream is not None:  # a stream left open by a partner's failure
+            self.stream.close()
+        start = time.time()
+        prompt = synthetic_prompt(self.prefill_tokens, self.vocab, seed=100_000 + index)
+        prefill_s = _timed(self.engine.generate, prompt, 1)
+        self.stream = self.engine.decode_stream(self.short, self.decode_tokens)
+        self.streamed = 0
+        return {
+            "sample_start": start,
+            "prefill_s": prefill_s,
+            "prefill_tok_s": self.prefill_tokens / prefill_s,
+        }
+
+    def burst(self, tokens: int) -> dict:
+        """The next `tokens` decode steps of the open stream: when the burst began and each step's
+        stamp (the engine sat idle before `t0`, so the burst's work is t0 to the last stamp)."""
+        if self.stream is None:
+            raise RuntimeError("burst without an open stream")
+        t0 = time.perf_counter()
+        stamps = list(itertools.islice(self.stream, tokens))
+        self.streamed += len(stamps)
+        done = len(stamps) < tokens or self.streamed >= self.decode_tokens
+        if done:
+            self.stream.close()
+            self.stream = None
+        return {"t0": t0, "stamps": stamps, "done": done}
+
     def engine_latency(self, iters: int, warmup: int) -> dict:
         """The engine's own latency benchmark, run on this process's loaded engine."""
         latencies = self.engine.latency_benchmark(self.build_dir, self.decode_tokens, iters, warmup)
@@ -102,6 +140,10 @@ def serve(spec: EngineSpec, commands, replies) -> None:
                 reply = arm.warmup()
             elif op == "sample":
                 reply = arm.sample(int(command["index"]))
+            elif op == "open":
+                reply = arm.open_stream(int(command["index"]))
+            elif op == "burst":
+                reply = arm.burst(int(command["tokens"]))
             elif op == "engine_latency":
                 reply = arm.engine_latency(int(command["iters"]), int(command["warmup"]))
             else:

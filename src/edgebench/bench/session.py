@@ -1,12 +1,14 @@
 """Warm throughput session: resident engines sampled in randomized rounds.
 
-Every arm's engine is loaded once, in its own long-lived process (`edgebench.bench.resident`). Two
+Every arm's engine is loaded once, in its own long-lived process (`edgebench.bench.resident`). Three
 designs:
 
 - `duet` (the default, chosen by the pilot): each round runs every configured pair of arms as a
   duet, in a freshly shuffled order, both arms sampling at the same time, one per core, each engine
   single-threaded and pinned (which arm gets which core is drawn per duet). Both arms of a duet see
   the same disturbances, so their ratio is far steadier than two samples taken one after the other.
+- `interleaved` (`edgebench.bench.interleave`): both arms of a pair on one core, taking turns a
+  few decode tokens at a time, so no core offset enters the pair; the other core runs another pair.
 - `sequential`: each round samples every arm once, one at a time, in a shuffled order.
 
 Each sample follows an uncounted warm-up generation, and the next one waits until the engines that
@@ -148,8 +150,14 @@ class SessionSettings:
     cores: list[int]
     timeout_s: float
     contention_limit: float
-    design: str = "sequential"  # or "duet"
+    design: str = "sequential"  # or "duet", "interleaved"
     pairs: list[tuple[str, str]] = field(default_factory=list)  # the duets of every round
+    burst_tokens: int = 4  # the interleaved design's turn length
+
+    @property
+    def paired(self) -> bool:
+        """Single-thread engines in pairs, one engine per core at load."""
+        return self.design in ("duet", "interleaved")
 
 
 def single_thread(spec: EngineSpec) -> EngineSpec:
@@ -177,14 +185,14 @@ def run_session(
     specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress=print
 ) -> list[dict]:
     """Load every arm, run the rounds, stop every arm; one row per sample."""
-    if settings.design == "duet":
+    if settings.paired:
         specs = {name: single_thread(spec) for name, spec in specs.items()}
     arms: dict[str, ArmProcess] = {}
     load_errors: dict[str, str] = {}
     try:
         names = list(specs)
         # Loading is not measured: single-thread duet engines load side by side, one per core.
-        slots = [[core] for core in settings.cores] if settings.design == "duet" else [settings.cores]
+        slots = [[core] for core in settings.cores] if settings.paired else [settings.cores]
         for batch in [names[i : i + len(slots)] for i in range(0, len(names), len(slots))]:
             t0 = time.time()
             for cores, name in zip(slots, batch, strict=False):
@@ -197,6 +205,10 @@ def run_session(
                 except ArmFailed as error:
                     load_errors[name] = f"load failed: {error}"
                     progress(f"{name} failed to load: {str(error)[:300]}")
+        if settings.design == "interleaved":
+            from edgebench.bench.interleave import run_interleaved_rounds
+
+            return run_interleaved_rounds(arms, load_errors, settings, progress)
         if settings.design == "duet":
             return _run_duet_rounds(arms, load_errors, settings, progress)
         return _run_rounds(arms, load_errors, settings, progress)
@@ -332,7 +344,7 @@ def measure_together(
     replies, errors, arrivals = receive_each(group, settings.timeout_s)
     pair_wall_s = time.perf_counter() - t0
     idle_cpu = (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS
-    windows = common_window(replies) if not errors else {}
+    windows = common_window(replies)  # a lone survivor keeps its whole-run rate as its own
     out = {}
     for arm in group:
         if arm.name in errors:
@@ -369,7 +381,16 @@ def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> 
             placement = duet_placement(pair_names, settings.cores, round_index)
             base = {n: {**_identity(n, round_index, slot, order, settings), "slot": slot} for n in pair_names}
             partner = {pair_names[0]: pair_names[1], pair_names[1]: pair_names[0]}
-            base = {n: {**base[n], "partner": partner[n], "core": placement[n][0]} for n in pair_names}
+            base = {
+                n: {
+                    **base[n],
+                    "partner": partner[n],
+                    "core": placement[n][0],
+                    "design": "duet",
+                    "concurrent_pairs": 1,
+                }
+                for n in pair_names
+            }
             dead = [n for n in pair_names if not arms[n].alive]
             if dead:
                 for n in pair_names:
@@ -404,7 +425,7 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
         t_round = time.time()
         for position, name in enumerate(order):
             arm = arms[name]
-            row = _identity(name, round_index, position, order, settings)
+            row = {**_identity(name, round_index, position, order, settings), "design": "sequential"}
             if not arm.alive:
                 row.update(status="failed", error=load_errors.get(name) or arm.error)
             else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from edgebench.bench.compare import aligned_pairs, is_duet, paired_log_ratios
+from edgebench.bench.compare import aligned_pairs, paired_log_ratios, swapped
 from edgebench.stats import gate_outcome, paired_estimate, sequential_paired, wilson_interval
 
 
@@ -33,7 +33,7 @@ def block_outcomes(
     rounds = sorted(set(frame["round"]))
     tolerance = float(gates["tolerance"])
     outcomes = []
-    planned = block_rounds // 2 if is_duet(frame) else block_rounds  # duets: one value per swap
+    planned = block_rounds // 2 if swapped(frame) else block_rounds  # duets: one value per swap
     if planned < 2:
         raise ValueError(f"a block of {block_rounds} rounds gives {planned} paired value(s); it needs two")
     for block in blocks_of(rounds, block_rounds):

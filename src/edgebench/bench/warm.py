@@ -33,7 +33,8 @@ def settings_from(config: dict) -> SessionSettings:
         timeout_s=float(bench["timeout_s"]),
         contention_limit=float(bench["contention_limit"]),
         design=design,
-        pairs=duet_pairs(config) if design == "duet" else [],
+        pairs=duet_pairs(config) if design in ("duet", "interleaved") else [],
+        burst_tokens=int(bench["burst_tokens"]),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,6 +50,11 @@ class Engine(Protocol):
     def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
         """The same generation; returns when each token became available (time.perf_counter,
         the system-wide monotonic clock, so two processes' stamps share one time line)."""
+
+    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
+        """The same generation, one stamp per token as each is taken, advanced only as the caller
+        pulls (engines with the `interleave` feature: edgebench.engines.registry)."""
+        raise NotImplementedError(f"{type(self).__name__} has no decode stream")
 
     def layer_kernels(self) -> dict[str, str]:
         """What the loaded model's layers run, per layer type, read from the engine itself."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -14,7 +15,6 @@ class HfEngine:
 
     def __init__(self) -> None:
         self.model = None
-        self.kernel = "hf_torch"
 
     def import_engine(self) -> None:
         import torch  # noqa: F401
@@ -57,6 +57,21 @@ class HfEngine:
         streamer = StampStreamer()
         self.generate(token_ids, max_tokens, streamer)
         return streamer.stamps
+
+    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
+        """Greedy steps with the KV cache, one forward a pull, a stamp per token: the same decode
+        as `generate`, advanced only as the caller asks (the interleaved design's bursts)."""
+        import torch
+
+        with torch.inference_mode():
+            out = self.model(torch.tensor([token_ids]), use_cache=True)
+        for produced in range(1, max_tokens + 1):
+            token = out.logits[:, -1:].argmax(dim=-1)
+            yield time.perf_counter()
+            if produced == max_tokens:
+                return
+            with torch.inference_mode():  # entered per step: the caller runs between two pulls
+                out = self.model(token, past_key_values=out.past_key_values, use_cache=True)
 
     def batch_logprobs(self, batch: list[list[int]]) -> list[np.ndarray]:
         """Full-vocabulary log-probabilities for several equal-length sequences in one forward pass."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs
+from edgebench.isa import llamacpp_kernel
 
 
 @contextlib.contextmanager
@@ -50,7 +52,7 @@ class LlamaCppEngine:
 
         threads = int(arm.get("threads", 1))
         extra_bufts = bool(arm.get("use_extra_bufts", False))
-        self.kernel = "llamacpp_cpu_repacked" if extra_bufts else "llamacpp_cpu"
+        self.kernel = llamacpp_kernel(arm, {}, set())
         with _model_params(extra_bufts):
             self.llm = Llama(
                 model_path=f"{build_dir}/model.gguf",
@@ -69,25 +71,28 @@ class LlamaCppEngine:
         return {"weights": self.kernel}
 
     def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
-        return self._decode(token_ids, max_tokens, [])
+        return [token for token, _ in self._decode(token_ids, max_tokens)]
 
     def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
-        stamps: list[float] = []
-        self._decode(token_ids, max_tokens, stamps)
-        return stamps
+        return list(self.decode_stream(token_ids, max_tokens))
 
-    def _decode(self, token_ids: list[int], max_tokens: int, stamps: list[float]) -> list[int]:
+    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
+        """A stamp per token as it is taken; nothing runs between two pulls."""
+        return (stamp for _, stamp in self._decode(token_ids, max_tokens))
+
+    def _decode(self, token_ids: list[int], max_tokens: int) -> Iterator[tuple[int, float]]:
         """Greedy decode that ignores EOS: evaluate the prompt, then take argmax tokens, stamping
         each as it is taken."""
         self.llm.reset()
         self.llm.eval(token_ids)
-        produced: list[int] = []
+        produced = 0
         while True:
-            produced.append(int(np.argmax(self.llm.scores[self.llm.n_tokens - 1])))
-            stamps.append(time.perf_counter())
-            if len(produced) == max_tokens:
-                return produced
-            self.llm.eval([produced[-1]])
+            token = int(np.argmax(self.llm.scores[self.llm.n_tokens - 1]))
+            produced += 1
+            yield token, time.perf_counter()
+            if produced == max_tokens:
+                return
+            self.llm.eval([token])
 
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         results = []

@@ -22,6 +22,7 @@ FEATURES = {
     "w4a8_emulated": "W4A8's arithmetic emulated in torch for fidelity",
     "decode_profile": "the per-step decode profile (torch profiler regions)",
     "kernel_study": "the GEMM kernel study and decode attribution",
+    "interleave": "the interleaved warm design (a decode stream advanced a burst of tokens at a time)",
 }
 
 
@@ -44,6 +45,9 @@ class EngineInfo:
     # The engine's own latency benchmark (the crosscheck feature runs it through the engine's
     # `latency_benchmark` method).
     latency_tool: str = ""
+    # The rule naming the kernel an arm runs, (arm, build facts, CPU flags) -> kernel: what rows
+    # record (also for a refused arm) and what the engine applies at load (edgebench.isa).
+    kernel_rule: str = "edgebench.isa:vllm_kernel"
 
 
 ENGINES: dict[str, EngineInfo] = {
@@ -73,6 +77,8 @@ ENGINES: dict[str, EngineInfo] = {
             builds="reference",
             ledger="edgebench.diagnostics.ledger:hf_ledger",
             fidelity_full_vocab=False,
+            features=frozenset({"interleave"}),
+            kernel_rule="edgebench.isa:hf_kernel",
         ),
         EngineInfo(
             name="llamacpp",
@@ -83,6 +89,8 @@ ENGINES: dict[str, EngineInfo] = {
             builds="gguf",
             ledger="edgebench.diagnostics.ledger:llamacpp_ledger",
             fidelity_full_vocab=False,
+            features=frozenset({"interleave"}),
+            kernel_rule="edgebench.isa:llamacpp_kernel",
         ),
     )
 }
@@ -98,6 +106,12 @@ def make_engine(name: str):
     """Construct the implementation for a name (its heavy packages load only in import_engine)."""
     info = engine_info(name)
     return getattr(importlib.import_module(info.module), info.cls)()
+
+
+def kernel_of(name: str, arm: dict, build: dict, flags: set[str]) -> str:
+    """The kernel an arm of this engine runs on a CPU with `flags`, by the engine's rule."""
+    module, function = engine_info(name).kernel_rule.split(":")
+    return getattr(importlib.import_module(module), function)(arm, build, flags)
 
 
 def ledger_function(name: str):

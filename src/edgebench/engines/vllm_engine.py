@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -146,9 +147,13 @@ class VllmEngine:
         return self.llm.collective_rpc("edgebench_layer_kernels")[0]
 
     def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
-        """Step the engine itself with DELTA output, stamping every step's new tokens. A fresh
-        params object each call: `LLM.generate` switches the one it is given to final-only output
-        in place."""
+        return list(self.decode_stream(token_ids, max_tokens))
+
+    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
+        """Step the engine itself with DELTA output, yielding a stamp per new token as each step
+        ends; between two pulls the request waits in the engine and nothing runs. A fresh params
+        object each call: `LLM.generate` switches the one it is given to final-only output in
+        place."""
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
         from vllm.sampling_params import RequestOutputKind
@@ -158,13 +163,16 @@ class VllmEngine:
         )
         engine = self.llm.llm_engine
         self.requests += 1
-        engine.add_request(f"stamped-{self.requests}", TokensPrompt(prompt_token_ids=token_ids), params)
-        stamps: list[float] = []
-        while engine.has_unfinished_requests():
-            for output in engine.step():
-                now = time.perf_counter()
-                stamps += [now] * len(output.outputs[0].token_ids)
-        return stamps
+        request_id = f"stamped-{self.requests}"
+        engine.add_request(request_id, TokensPrompt(prompt_token_ids=token_ids), params)
+        try:
+            while engine.has_unfinished_requests():
+                for output in engine.step():
+                    now = time.perf_counter()
+                    yield from [now] * len(output.outputs[0].token_ids)
+        finally:  # a stream dropped half-way must not leave its request in the engine
+            if engine.has_unfinished_requests():
+                engine.abort_request([request_id])
 
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         from vllm import SamplingParams

@@ -1,0 +1,271 @@
+"""The interleaved warm design: both arms of a pair on one core, taking turns a burst of a few
+decode tokens at a time, while the other core runs another pair.
+
+In a cross-core duet each arm has a core of its own, so a difference between the cores has to be
+cancelled by swapping them, and two cores drift apart over seconds. Here the two arms share one
+core and alternate every few tokens: whatever the core does, at the scale of a second both arms
+see it. Each arm's rate is its tokens over the time its own bursts took (the partner's turns are
+not counted). The guard judges the core over the pair's whole sample and gives both arms the same
+verdict, so it cannot keep one arm of a pair and not the other.
+"""
+
+from __future__ import annotations
+
+import select
+import time
+from dataclasses import dataclass, field
+from operator import itemgetter
+
+from edgebench.bench.guard import stolen_fraction
+from edgebench.procfs import (
+    CLOCK_TICKS,
+    read_proc_stat,
+    set_tree_affinity,
+    tree_cpu_ticks,
+    tree_runqueue_wait_ns,
+)
+
+
+def concurrent_groups(order: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
+    """A round's pairs, in their shuffled order, put into groups of up to `width` pairs that share
+    no arm: the pairs of a group run at the same time, one core each."""
+    groups: list[list[tuple[str, str]]] = []
+    for pair in order:
+        for group in groups:
+            if len(group) < width and not set(pair) & {arm for other in group for arm in other}:
+                group.append(pair)
+                break
+        else:
+            groups.append([pair])
+    return groups
+
+
+def burst_rate(bursts: list[dict]) -> tuple[float, float, int]:
+    """(tokens per second, seconds, tokens) over an arm's own bursts: each burst from its start to
+    its last stamp; the first token (the short prompt's prefill) is not a decode step."""
+    seconds, tokens = 0.0, 0
+    for i, burst in enumerate(bursts):
+        stamps = burst["stamps"]
+        if not stamps:
+            continue
+        if i == 0:
+            seconds, tokens = seconds + stamps[-1] - stamps[0], tokens + len(stamps) - 1
+        else:
+            seconds, tokens = seconds + stamps[-1] - burst["t0"], tokens + len(stamps)
+    return (tokens / seconds if seconds > 0 else float("nan")), seconds, tokens
+
+
+@dataclass
+class PairRun:
+    """One pair's sample on its core: who runs next (open both, then bursts in turn, `pair[0]`
+    first), what each arm replied, and when each finished."""
+
+    pair: tuple[str, str]
+    core: int
+    index: int
+    burst_tokens: int
+    opened: dict = field(default_factory=dict)
+    bursts: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)
+    finished: dict = field(default_factory=dict)  # arm -> (perf_counter, /proc/stat, own ticks, wait ns)
+    turn: int = 0
+
+    def live(self) -> list[str]:
+        return [n for n in self.pair if n not in self.errors and n not in self.finished]
+
+    def next_command(self) -> tuple[str, dict] | None:
+        for name in self.pair:
+            if name not in self.opened and name not in self.errors:
+                return name, {"op": "open", "index": self.index}
+        live = self.live()
+        if not live:
+            return None
+        name = self.pair[self.turn % 2]
+        self.turn += 1
+        return (name if name in live else live[0]), {"op": "burst", "tokens": self.burst_tokens}
+
+    def record(self, name: str, reply: dict) -> bool:
+        """Keep a reply; True when the arm's sample is through."""
+        if name not in self.opened:
+            self.opened[name] = reply
+            return False
+        self.bursts.setdefault(name, []).append(reply)
+        return bool(reply["done"])
+
+
+def issue_next(run: PairRun, arms: dict, inflight: dict) -> None:
+    """Send the pair's next command (an arm that cannot be reached fails alone)."""
+    while (step := run.next_command()) is not None:
+        name, command = step
+        try:
+            arms[name].send(command)
+        except Exception as error:  # ArmFailed: the process is gone
+            run.errors[name] = str(error)
+            continue
+        inflight[arms[name].proc.stdout] = (run, name)
+        return
+
+
+def drive(runs: list[PairRun], arms: dict, timeout_s: float) -> None:
+    """Every pair's turns until each arm is through or failed; pairs on different cores run at
+    the same time, each arm's reply handled as it arrives."""
+    inflight: dict = {}
+    for run in runs:
+        issue_next(run, arms, inflight)
+    while inflight:
+        ready, _, _ = select.select(list(inflight), [], [], timeout_s)
+        if not ready:
+            for run, name in inflight.values():
+                run.errors[name] = f"no answer within {timeout_s:.0f} s"
+                arms[name].stop()
+            return
+        for stream in ready:
+            run, name = inflight.pop(stream)
+            arm = arms[name]
+            try:
+                through = run.record(name, arm.receive(0.0))
+            except Exception as error:  # ArmFailed: an engine error or a dead process
+                run.errors[name] = str(error)
+                through = False
+            if through:
+                run.finished[name] = (
+                    time.perf_counter(),
+                    read_proc_stat(),
+                    tree_cpu_ticks(arm.proc.pid, arm.tree),
+                    tree_runqueue_wait_ns(arm.tree),
+                )
+            issue_next(run, arms, inflight)
+
+
+def pair_rows(run: PairRun, arms: dict, before: dict, t0: float, limit: float) -> dict[str, dict]:
+    """Both arms' rows: each arm's rate over its own bursts; the core's guard verdict for both."""
+    if not run.finished:
+        return {n: {"status": "failed", "error": run.errors.get(n, "no sample")} for n in run.pair}
+    end_at, end_cpu = max(run.finished.values(), key=itemgetter(0))[:2]
+    pair_wall = end_at - t0
+    own = sum(f[2] - before["ticks"][n] for n, f in run.finished.items())
+    stolen = stolen_fraction(before["cpu"], end_cpu, [run.core], own, pair_wall)
+    out = {}
+    for position, name in enumerate(run.pair):
+        if name not in run.finished:
+            out[name] = {"status": "failed", "error": run.errors.get(name, "no sample")}
+            continue
+        at, cpu, ticks, wait_ns = run.finished[name]
+        rate, seconds, tokens = burst_rate(run.bursts[name])
+        out[name] = {
+            **run.opened[name],
+            "decode_tok_s": rate,
+            "decode_s": seconds,
+            "window_s": seconds,
+            "window_tokens": tokens,
+            "bursts": len(run.bursts[name]),
+            "leads": position == 0,
+            "layer_kernels": arms[name].layer_kernels,
+            "wall_s": at - t0,
+            "pair_wall_s": pair_wall,
+            "cpu_s": (ticks - before["ticks"][name]) / CLOCK_TICKS,
+            "runqueue_wait_s": (wait_ns - before["waits"][name]) / 1e9,
+            "steal_s": (cpu[run.core].steal - before["cpu"][run.core].steal) / CLOCK_TICKS,
+            "stolen_frac": stolen,
+            "status": "contended" if stolen > limit else "ok",
+            "error": "",
+        }
+    return out
+
+
+def measure_group(runs: list[PairRun], arms: dict, settings) -> dict[str, dict]:
+    """Pin each pair to its core, warm every arm up (uncounted), then drive the pairs' turns."""
+    for run in runs:
+        for name in run.pair:
+            set_tree_affinity(arms[name].tree, [run.core])
+    names = [n for run in runs for n in run.pair]
+    for name in names:
+        arms[name].send({"op": "warmup"})
+    for name in names:
+        arms[name].receive(settings.timeout_s)
+    before = {
+        "cpu": read_proc_stat(),
+        "ticks": {n: tree_cpu_ticks(arms[n].proc.pid, arms[n].tree) for n in names},
+        "waits": {n: tree_runqueue_wait_ns(arms[n].tree) for n in names},
+    }
+    t0 = time.perf_counter()
+    drive(runs, arms, settings.timeout_s)
+    rows = {}
+    for run in runs:
+        rows.update(pair_rows(run, arms, before, t0, settings.contention_limit))
+    return rows
+
+
+def placed_runs(
+    group: list[tuple[str, str]], cores: list[int], round_index: int, burst: int
+) -> list[PairRun]:
+    """The group's pairs on their cores: a pair's core and which arm leads alternate by round."""
+    return [
+        PairRun(
+            pair if round_index % 2 == 0 else pair[::-1],
+            cores[(i + round_index) % len(cores)],
+            round_index,
+            burst,
+        )
+        for i, pair in enumerate(group)
+    ]
+
+
+def pair_samples(runs: list[PairRun], arms: dict, load_errors: dict, settings) -> dict[str, dict]:
+    """The group's measured rows; a pair with an arm down gives failed rows (a loaded partner is
+    not measured alone: it has no pair)."""
+    from edgebench.bench.session import ArmFailed
+
+    live = [run for run in runs if all(arms[n].alive for n in run.pair)]
+    out = {}
+    for run in runs:
+        if run not in live:
+            dead = next(n for n in run.pair if not arms[n].alive)
+            for n in run.pair:
+                out[n] = {
+                    "status": "failed",
+                    "error": load_errors.get(n) or arms[n].error or f"partner {dead} is down",
+                }
+    try:
+        out.update(measure_group(live, arms, settings) if live else {})
+    except ArmFailed as error:  # a warm-up failed: the group's samples are lost
+        out.update({n: {"status": "failed", "error": str(error)} for run in live for n in run.pair})
+    return out
+
+
+def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
+    """Every round: the pairs in a fresh order, as many at a time as there are cores."""
+    from edgebench.bench.session import _identity, round_order, wait_until_idle
+
+    rows = []
+    for round_index in range(settings.rounds):
+        order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
+        pairs = [tuple(key.split("|")) for key in order]
+        t_round = time.time()
+        for group in concurrent_groups(pairs, len(settings.cores)):
+            runs = placed_runs(group, settings.cores, round_index, settings.burst_tokens)
+            measured = pair_samples(runs, arms, load_errors, settings)
+            settle = max(
+                [wait_until_idle(arms[n]) for run in runs for n in run.pair if arms[n].alive], default=0.0
+            )
+            for pair, run in zip(group, runs, strict=True):
+                slot = pairs.index(pair)
+                for n in run.pair:
+                    partner = run.pair[1] if n == run.pair[0] else run.pair[0]
+                    identity = _identity(n, round_index, slot, order, settings)
+                    context = {"slot": slot, "partner": partner, "core": run.core, "design": "interleaved"}
+                    rows.append(
+                        {
+                            **identity,
+                            **context,
+                            "concurrent_pairs": len(group),
+                            **measured[n],
+                            "settle_s": settle,
+                        }
+                    )
+        done = [r for r in rows if r["round"] == round_index]
+        progress(
+            f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
+            + ", ".join(f"{r['arm']}@{r.get('core')} {r.get('decode_tok_s', float('nan')):.2f}" for r in done)
+        )
+    return rows

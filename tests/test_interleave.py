@@ -1,0 +1,130 @@
+"""The interleaved warm design: two arms of a pair share one core and take turns a few decode
+tokens at a time, another pair on the other core; each arm timed over its own bursts, and the
+guard's verdict given to the pair as a whole."""
+
+import itertools
+import math
+from operator import itemgetter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from edgebench.bench.compare import paired_log_ratios, planned_pairs
+from edgebench.bench.interleave import burst_rate, concurrent_groups
+from edgebench.bench.noise import noise_rows
+from edgebench.bench.session import SessionSettings, run_session
+
+from .conftest import hf_spec
+from .test_session import _hogs
+
+BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
+
+
+def test_pairs_that_share_no_arm_run_together_one_per_core():
+    order = [("a", "b"), ("a", "c"), ("d", "e"), ("b", "c"), ("f", "g")]
+    groups = concurrent_groups(order, 2)
+    assert groups == [[("a", "b"), ("d", "e")], [("a", "c"), ("f", "g")], [("b", "c")]]
+    for group in concurrent_groups(order, 3):
+        arms = [arm for pair in group for arm in pair]
+        assert len(arms) == len(set(arms)) and len(group) <= 3
+    assert sorted(itertools.chain(*concurrent_groups(order, 1))) == sorted(order)
+
+
+def test_an_arm_is_timed_over_its_own_bursts_only():
+    # 4 tokens a burst at 10 ms a step; the partner's turns (the gaps) are not counted, and the
+    # first token (the short prompt's prefill, 50 ms) is not a decode step
+    bursts = [
+        {"t0": 0.0, "stamps": [0.05, 0.06, 0.07, 0.08]},
+        {"t0": 1.0, "stamps": [1.01, 1.02, 1.03, 1.04]},
+        {"t0": 2.0, "stamps": [2.01]},
+    ]
+    rate, seconds, tokens = burst_rate(bursts)
+    assert tokens == 3 + 4 + 1 and seconds == pytest.approx(0.03 + 0.04 + 0.01)
+    assert rate == pytest.approx(100.0)
+    assert math.isnan(burst_rate([{"t0": 0.0, "stamps": [0.1]}])[0])
+
+
+def test_the_hf_decode_stream_runs_only_when_pulled(tiny_model):
+    from edgebench.engines.hf_engine import HfEngine
+
+    engine = HfEngine()
+    engine.load(str(tiny_model), {"threads": 1}, 128)
+    stream = engine.decode_stream(list(range(1, 17)), 12)
+    first = list(itertools.islice(stream, 5))
+    rest = list(stream)
+    assert len(first) == 5 and len(rest) == 7
+    assert all(b > a for a, b in itertools.pairwise(first + rest))
+
+
+def _interleaved(tiny_model, tmp_path, rounds=2, limit=1.0):
+    specs = {name: hf_spec(tiny_model, BENCH) for name in ("hf/a", "hf/b", "hf/c", "hf/d")}
+    settings = SessionSettings(
+        rounds=rounds,
+        seed=3,
+        cores=[0, 1],
+        timeout_s=120,
+        contention_limit=limit,
+        design="interleaved",
+        pairs=[("hf/a", "hf/b"), ("hf/c", "hf/d")],
+        burst_tokens=4,
+    )
+    return run_session(specs, settings, tmp_path, progress=lambda message: None)
+
+
+def _by_pair(rows):
+    key = itemgetter("round", "slot")
+    return [list(group) for _, group in itertools.groupby(sorted(rows, key=key), key=key)]
+
+
+def test_interleaved_pairs_share_a_core_take_turns_and_run_beside_another_pair(tiny_model, tmp_path):
+    rows = _interleaved(tiny_model, tmp_path)
+    assert len(rows) == 2 * 4
+    for first, second in _by_pair(rows):
+        assert first["partner"] == second["arm"] and first["core"] == second["core"]
+        assert first["status"] == second["status"] == "ok", first["error"]
+        assert first["stolen_frac"] == second["stolen_frac"]  # one verdict for the pair
+        assert first["bursts"] == second["bursts"] == 4 and first["window_tokens"] == 15
+        assert first["leads"] != second["leads"] and first["concurrent_pairs"] == 2
+        assert first["decode_tok_s"] > 0 and second["decode_tok_s"] > 0
+    for r in range(2):  # the two pairs of a round on different cores, swapped the next round
+        cores = {row["arm"]: row["core"] for row in rows if row["round"] == r}
+        assert cores["hf/a"] != cores["hf/c"]
+    assert {row["core"] for row in rows if row["arm"] == "hf/a"} == {0, 1}
+    leads = {row["round"]: row["leads"] for row in rows if row["arm"] == "hf/a"}
+    assert leads[0] != leads[1]  # which arm starts alternates by round
+
+
+def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tmp_path):
+    hogs = _hogs([[0]], low_priority=False)
+    try:
+        rows = _interleaved(tiny_model, tmp_path, limit=0.25)
+    finally:
+        for hog in hogs:
+            hog.kill()
+    assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
+    assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
+
+
+def _frame(design):
+    rows = []
+    for r in range(4):
+        for arm, partner, rate in (("base", "cand", 100.0), ("cand", "base", 95.0 + r)):
+            core = r % 2 if arm == "base" or design == "interleaved" else 1 - r % 2
+            rows.append(
+                {"arm": arm, "partner": partner, "round": r, "slot": 0, "core": core, "status": "ok",
+                 "decode_tok_s": rate, "pair_wall_s": 10.0, "design": design, "concurrent_pairs": 2}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_an_interleaved_pair_is_a_paired_value_of_its_own():
+    interleaved, duet = _frame("interleaved"), _frame("duet")
+    logs = paired_log_ratios(interleaved, "decode_tok_s", "base", "cand")
+    assert np.allclose(logs, np.log([0.95, 0.96, 0.97, 0.98])) and planned_pairs(interleaved) == 4
+    assert len(paired_log_ratios(duet, "decode_tok_s", "base", "cand")) == 2 and planned_pairs(duet) == 2
+    (row,) = noise_rows(interleaved, "base")
+    assert row["swaps"] == 4 and row["seconds_per_swap"] == pytest.approx(5.0)  # one core of two
+    assert row["design"].startswith("interleaved") and math.isnan(row["core_offset"])
+    duet_rows = noise_rows(duet.drop(columns="concurrent_pairs"), "base")
+    assert duet_rows[0]["seconds_per_swap"] == pytest.approx(20.0)  # a swap: two duets, both cores
