@@ -277,3 +277,34 @@ def test_noise_table_compares_the_two_timings_of_one_session():
     assert any("common window" in line for line in noise_lines(frame.reset_index()))
     sequential = pd.DataFrame(rows).drop(columns=["partner"])
     assert noise_table(sequential, "base").empty
+
+
+def test_an_injected_arm_paired_with_the_twin_is_compared_with_the_twin():
+    """Interleaved calibration: pairs that share no arm run at once, so some injected arms pair
+    with the twin (the baseline under another name) instead of the baseline."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for r in range(8):
+        base = 100 * np.exp(rng.normal(0, 0.05))
+        twin = 120 * np.exp(rng.normal(0, 0.05))  # a process offset the twin's own pairs share
+        pairs = (
+            ("base", "twin", base, base),
+            ("twin", "slow", twin, twin * 0.9),
+            ("base", "busy", base, base * 0.8),
+        )
+        for slot, (a, b, rate_a, rate_b) in enumerate(pairs):
+            for arm, partner, rate in ((a, b, rate_a), (b, a, rate_b)):
+                row = {"arm": arm, "partner": partner, "round": r, "slot": slot, "core": slot % 2}
+                rows.append(
+                    {**row, "status": "ok", "decode_tok_s": rate, "cpu_s": 1.0, "design": "interleaved"}
+                )
+    calibration = {"baseline": "base", "twin": "twin", "injected": ["slow", "busy"], "metric": "decode_tok_s",
+                   "block_rounds": 2}  # fmt: skip
+    found = {
+        r["arm"]: r for r in validity_rows(pd.DataFrame(rows), calibration, GATES, {"slow": 0.1, "busy": 0.2})
+    }
+    assert found["slow"]["baseline"] == "twin" and found["busy"]["baseline"] == "base"
+    assert found["slow"]["measured_effect"] == pytest.approx(0.1) and found["busy"][
+        "measured_effect"
+    ] == pytest.approx(0.2)
+    assert found["twin"]["baseline"] == "base" and found["slow"]["blocks"] == 4

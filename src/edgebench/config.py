@@ -334,9 +334,16 @@ def check_calibration(config: dict) -> None:
         raise ConfigError(
             f"config.calibration.twin: {cal['twin']!r} must match {cal['baseline']!r} but its name"
         )
+    references = {cal["baseline"], cal["twin"]}
     for name in cal["injected"]:
         injected = arms[name]
         refuse(check_feature("config.calibration.injected", name, injected, "inject_slowdown"))
+        pairs = config["bench"].get("warm_pairs") or []
+        if pairs and not any(name in p and references & set(p) for p in pairs):
+            raise ConfigError(
+                f"config.calibration.injected: {name!r} must be paired in bench.warm_pairs with "
+                f"the baseline {cal['baseline']!r} or the twin {cal['twin']!r}"
+            )
         if injected["inject_slowdown"] <= 0:
             raise ConfigError(f"config.calibration.injected: {name!r} must have inject_slowdown > 0")
     names = [cal["baseline"], cal["twin"], *cal["injected"]]

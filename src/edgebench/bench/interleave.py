@@ -114,10 +114,11 @@ def drive(runs: list[PairRun], arms: dict, timeout_s: float) -> None:
         issue_next(run, arms, inflight)
     while inflight:
         ready, _, _ = select.select(list(inflight), [], [], timeout_s)
-        if not ready:
+        if not ready:  # every arm still out is stopped and marked down
+            from edgebench.bench.session import _failure
+
             for run, name in inflight.values():
-                run.errors[name] = f"no answer within {timeout_s:.0f} s"
-                arms[name].stop()
+                run.errors[name] = _failure(arms[name], f"no answer within {timeout_s:.0f} s")
             return
         for stream in ready:
             run, name = inflight.pop(stream)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from edgebench.bench.compare import aligned_pairs, paired_log_ratios, swapped
+from edgebench.bench.compare import aligned_pairs, is_duet, paired_log_ratios, swapped
 from edgebench.stats import gate_outcome, paired_estimate, sequential_paired, wilson_interval
 
 
@@ -51,20 +51,30 @@ def cpu_ratio(frame: pd.DataFrame, baseline: str, candidate: str) -> float:
     return float(np.exp(np.mean(np.log(cand / base)))) if len(base) else float("nan")
 
 
+def reference_partner(frame: pd.DataFrame, calibration: dict, arm: str) -> str:
+    """The reference process an injected arm is compared with: the baseline, or, when the arm was
+    paired with the twin instead (so that two pairs can run at once), the twin, which is the
+    baseline under another name."""
+    if is_duet(frame) and "partner" in frame.columns:
+        partners = set(frame.loc[frame["arm"] == arm, "partner"].dropna())
+        if calibration["baseline"] not in partners and calibration["twin"] in partners:
+            return calibration["twin"]
+    return calibration["baseline"]
+
+
 def validity_rows(
     frame: pd.DataFrame, calibration: dict, gates: dict, effects: dict[str, float]
 ) -> list[dict]:
     """One row for the A/A twin (false alarms) and one per injected arm (power)."""
-    base, name, block_rounds = (
-        calibration["baseline"],
-        calibration["metric"],
-        int(calibration["block_rounds"]),
-    )
+    name, block_rounds = calibration["metric"], int(calibration["block_rounds"])
     checks = [("false_alarm", calibration["twin"], 0.0)] + [
         ("power", arm, effects[arm]) for arm in calibration["injected"]
     ]
     rows = []
     for kind, arm, effect in checks:
+        base = (
+            calibration["baseline"] if kind == "false_alarm" else reference_partner(frame, calibration, arm)
+        )
         outcomes = block_outcomes(frame, base, arm, name, block_rounds, gates)
         fails = outcomes.count("fail")
         low, high = wilson_interval(fails, len(outcomes))
