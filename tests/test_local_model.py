@@ -156,3 +156,44 @@ def test_an_existing_checkpoint_is_a_build_with_what_was_read_from_it(checkpoint
     del study["arms"]["vllm/theirs-gguf"]
     study["builds"]["theirs"]["path"] = str(tmp_path / "gone")
     assert "config.builds.theirs.path" in refused(lambda: validate_config(study))
+
+
+def test_a_gguf_model_is_also_measured_as_the_checkpoint_it_is(tmp_path, monkeypatch):
+    """model=FILE.gguf: the file itself is an existing build on a llama.cpp arm, paired with the
+    gate baseline; without llama.cpp installed the study is the default one on that model."""
+    import importlib.util
+
+    from edgebench.config import MODEL_FILE_ARM, MODEL_FILE_BUILD
+
+    gguf = tmp_path / "theirs.gguf"
+    shutil.copy(SHIPPED, gguf)
+    real = importlib.util.find_spec
+
+    def installed(name, *args):
+        return object() if name == "llama_cpp" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", installed)
+    config, _ = study_config(ROOT / "config" / "config.yaml", {"model": str(gguf)})
+    build = config["builds"][MODEL_FILE_BUILD]
+    assert (build["method"], build["path"]) == ("existing", str(gguf))
+    assert config["arms"][MODEL_FILE_ARM]["engine"] == "llamacpp"
+    assert [config["gates"]["baseline"], MODEL_FILE_ARM] in config["bench"]["warm_pairs"]
+    study = tmp_path / "mine.yaml"  # a study that names the file as a build already
+    study.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(ROOT / "config" / "own-model.yaml"),
+                "builds": {"q": {"method": "existing", "path": str(gguf)}},
+                "arms": {"llamacpp/q": {"engine": "llamacpp", "build": "q"}},
+            }
+        )
+    )
+    config, _ = study_config(ROOT / "config" / "config.yaml", {"model": str(gguf), "study": str(study)})
+    assert MODEL_FILE_BUILD not in config["builds"] and MODEL_FILE_ARM not in config["arms"]
+
+    def missing(name, *args):
+        return None if name == "llama_cpp" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", missing)
+    config, _ = study_config(ROOT / "config" / "config.yaml", {"model": str(gguf)})
+    assert MODEL_FILE_BUILD not in config["builds"] and MODEL_FILE_ARM not in config["arms"]
