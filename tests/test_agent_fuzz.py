@@ -226,3 +226,39 @@ def test_an_episode_whose_prompt_the_engine_refuses_fails_alone():
     assert all("refused" in row["episode_error"] for row in failed)
     assert clean_text("a\udc80b\x00c" + "x" * 500) == "abc" + "x" * 197
     assert sanitized({"action": "wait", "extra": [[[]]]}) == {"action": "wait"}
+
+
+class CheckingReplies:
+    """An engine stand-in for the `check` strategy: every action is a wait; the completion check
+    answers `verdict`. It records which calls were checks."""
+
+    def __init__(self, verdict: str) -> None:
+        self.verdict = verdict
+        self.check_prompts: list[str] = []
+
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
+        from edgebench.agent.llm import CHECK_SCHEMA, CHECK_TOKENS
+
+        assert schemas is not None and len(schemas) == len(prompts) and reply_prefix == ""
+        if schemas[0] == CHECK_SCHEMA:
+            assert sampling["max_new_tokens"] == CHECK_TOKENS and all(s == CHECK_SCHEMA for s in schemas)
+            self.check_prompts += prompts
+            return [f'{{"done": "{self.verdict}"}}'] * len(prompts)
+        assert all(s != CHECK_SCHEMA for s in schemas)  # each action under its screen's schema
+        return ['{"action": "wait"}'] * len(prompts)
+
+
+@pytest.mark.parametrize("verdict", ["yes", "no"])
+def test_the_completion_check_ends_an_episode_only_when_it_says_yes(verdict):
+    from edgebench.agent.llm import run_llm_trials
+
+    engine = CheckingReplies(verdict)
+    sampling = {"max_new_tokens": 32, "strategy": "check"}
+    rows = run_llm_trials(engine, TASKS[:4], 1, sampling, progress=lambda message: None)
+    if verdict == "yes":  # asked after the first action, never before it
+        assert all(row["final_status"] == "complete" and row["steps"] == 2 for row in rows)
+        assert len(engine.check_prompts) == 4
+    else:
+        assert all(row["final_status"] == "none" and row["steps"] == row["budget"] for row in rows)
+        assert len(engine.check_prompts) == sum(row["steps"] - 1 for row in rows)
+    assert all("Goal:" in prompt and '{"done": "yes"}' in prompt for prompt in engine.check_prompts)

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 from edgebench.agent.action_schema import action_schema
 from edgebench.agent.episode import Episode, _device, result_row, run_lockstep, step_budget
-from edgebench.agent.policies import first_json_object, llm_prompt, prompt_elements
+from edgebench.agent.policies import check_prompt, first_json_object, llm_prompt, prompt_elements
 from edgebench.agent.tasks import Task
+
+# Strategies that decode each action under the screen's JSON schema; `check` also asks, after
+# every action, whether the screen shows the goal done (a yes ends the episode as complete).
+STRUCTURED = ("structured", "check")
+CHECK_SCHEMA = {
+    "type": "object",
+    "properties": {"done": {"enum": ["yes", "no"]}},
+    "required": ["done"],
+    "additionalProperties": False,
+}
+CHECK_TOKENS = 8  # {"done": "yes"} is about six tokens in a real tokenizer
+COMPLETE = {"action": "status", "goal_status": "complete"}
 
 # The reply is started for the model: a 135M model rarely opens a JSON object on its own, and
 # the first "}" ends the action (one flat object), so generation stops there.
@@ -31,19 +44,24 @@ def run_llm_trials(
     ]
     seeds = {id(e): trial_seed(e.task.seed, e.trial) for e in episodes}
     step = {"n": 0}
-    structured = sampling.get("strategy", "free") == "structured"
+    strategy = sampling.get("strategy", "free")
+    structured = strategy in STRUCTURED
 
     def decide(batch):
         step["n"] += 1
         active = [e for e in episodes if e.active]  # the same order run_lockstep built the batch in
-        prompts = [built_prompt(e, *item) for e, item in zip(active, batch, strict=True)]
-        live = [i for i, p in enumerate(prompts) if p is not None]
+        done = completion_checks(active, batch, engine, seeds, sampling) if strategy == "check" else set()
+        prompts = [
+            built_prompt(e, llm_prompt, item[0].goal, item[1], item[2])
+            for e, item in zip(active, batch, strict=True)
+        ]
+        live = [i for i, p in enumerate(prompts) if p is not None and i not in done]
         schemas = [screen_schema(batch[i][1]) for i in live] if structured else None
         replies = chat_each(
             [prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling, schemas
         )
-        progress(f"step {step['n']}: {len(batch)} active episodes")
-        decisions: list = [None] * len(batch)
+        progress(f"step {step['n']}: {len(batch)} active episodes, {len(done)} checked done")
+        decisions: list = [dict(COMPLETE) if i in done else None for i in range(len(batch))]
         for i, reply in zip(live, replies, strict=True):
             decisions[i] = first_json_object(reply) if reply is not None else None
         return decisions
@@ -57,11 +75,38 @@ def run_llm_trials(
     return rows
 
 
-def built_prompt(episode, task, elements, history) -> str | None:
+def completion_checks(active: list, batch: list, engine, seeds: dict, sampling: dict) -> set[int]:
+    """The `check` strategy: every episode that has acted is asked, in one batched call under a
+    yes/no schema, whether its screen shows the goal done; the indices that answered yes (their
+    step becomes status complete, as an agent that ends its episode itself)."""
+    asked = [i for i, e in enumerate(active) if e.history]
+    prompts = {i: built_prompt(active[i], check_prompt, batch[i][0].goal, batch[i][1]) for i in asked}
+    asked = [i for i in asked if prompts[i] is not None]
+    check_sampling = {**sampling, "max_new_tokens": CHECK_TOKENS}
+    replies = chat_each(
+        [prompts[i] for i in asked],
+        [active[i] for i in asked],
+        engine,
+        seeds,
+        check_sampling,
+        [CHECK_SCHEMA] * len(asked),
+    )
+    return {i for i, reply in zip(asked, replies, strict=True) if reply is not None and said_done(reply)}
+
+
+def said_done(reply: str) -> bool:
+    try:
+        value, _ = json.JSONDecoder(strict=False).raw_decode(reply.strip())
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and value.get("done") == "yes"
+
+
+def built_prompt(episode, build, *parts) -> str | None:
     """The episode's next prompt, or None (and the episode fails alone, with its error) when it
     cannot be built or encoded."""
     try:
-        prompt = llm_prompt(task.goal, elements, history)
+        prompt = build(*parts)
         prompt.encode("utf-8")  # strict: a lone surrogate would fail inside the engine's tokenizer
         return prompt
     except (ValueError, TypeError, RecursionError) as error:

@@ -214,6 +214,19 @@ def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: in
     )
 
 
+def check_prompt(goal: str, elements: list[Element]) -> str:
+    """The completion check's question: does this screen show the goal done? The same screen
+    lines as the action prompt, so a screen shared by many episodes is cached once."""
+    package = elements[0].package if elements else ""
+    return (
+        "You check an Android phone's screen against a goal. Reply with exactly one JSON object: "
+        '{"done": "yes"} if this screen shows that the goal is done, else {"done": "no"}.\n'
+        f"App on screen: {APP_NAMES.get(package, package or 'unknown')}\n"
+        f"Screen:\n{format_elements(prompt_elements(elements))}\n"
+        f"Goal: {goal}\n"
+    )
+
+
 def first_json_object(text: str) -> dict | None:
     """The first balanced {...} that parses as a JSON object with an "action", else None. A raw
     control character inside a string is accepted (xgrammar's JSON strings allow it); the action's
