@@ -116,3 +116,19 @@ def test_a_decode_stream_runs_in_bursts_and_a_dropped_one_leaves_nothing_in_the_
     dropped.close()  # a partner failed half-way: the request is aborted, not left running
     assert not engine.llm.llm_engine.has_unfinished_requests()
     assert len(engine.generate_stamped(prompt, 6)) == 6
+
+
+def test_the_completion_check_decodes_to_yes_or_no_on_a_real_engine(engine):
+    from edgebench.agent.episode import _device
+    from edgebench.agent.llm import CHECK_SCHEMA, said_done
+    from edgebench.agent.policies import check_prompt
+    from edgebench.agent.uixml import parse_hierarchy
+
+    task = suite(1)[0]
+    device = _device(task)
+    prompt = check_prompt(task.goal, parse_hierarchy(device.observe()))
+    sampling = {**SAMPLING, "max_new_tokens": 40}  # tiny vocabulary: a token a character
+    replies = engine.chat([prompt] * 4, [1, 2, 3, 4], sampling, "", [CHECK_SCHEMA] * 4)
+    for reply in replies:
+        value = json.loads(reply)
+        assert value["done"] in ("yes", "no") and said_done(reply) == (value["done"] == "yes")
