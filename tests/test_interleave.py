@@ -16,7 +16,7 @@ from edgebench.bench.noise import noise_rows
 from edgebench.bench.session import SessionSettings, run_session
 
 from .conftest import hf_spec
-from .test_session import _hogs
+from .test_session import hogging
 
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
 
@@ -96,12 +96,8 @@ def test_interleaved_pairs_share_a_core_take_turns_and_run_beside_another_pair(t
 
 
 def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tmp_path):
-    hogs = _hogs([[0]], low_priority=False)
-    try:
+    with hogging([[0]], low_priority=False):
         rows = _interleaved(tiny_model, tmp_path, limit=0.25)
-    finally:
-        for hog in hogs:
-            hog.kill()
     assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
     assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
 

@@ -1,6 +1,7 @@
 """The warm-session coordinator on tiny transformers engines: recorded shuffled order, a row per
 sample, a killed arm process turning into failed rows while the rounds go on."""
 
+import contextlib
 import itertools
 import json
 import math
@@ -109,6 +110,17 @@ def _hogs(cores_each, seconds=240.0, low_priority=True):
     return hogs
 
 
+@contextlib.contextmanager
+def hogging(cores_each, low_priority=True):
+    """Busy loops on the given cores while the block runs."""
+    hogs = _hogs(cores_each, low_priority=low_priority)
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+
+
 def _duet(tiny_model, tmp_path, rounds):
     # samples long enough that one 10 ms clock tick of foreign time is a small share of them; the
     # limit sits between what the old guard charged the faster arm (most of its partner's extra
@@ -133,12 +145,8 @@ def _duet(tiny_model, tmp_path, rounds):
 def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(tiny_model, tmp_path):
     """A low-priority busy loop on every core takes what an arm leaves idle; the arm that finishes
     first must not be charged for the time its partner still runs."""
-    hogs = _hogs([[0], [1]])
-    try:
+    with hogging([[0], [1]]):
         rows = _duet(tiny_model, tmp_path, rounds=2)
-    finally:
-        for hog in hogs:
-            hog.kill()
     fast = [r for r in rows if r["arm"] == "hf/fast"]
     slow = [r for r in rows if r["arm"] == "hf/slow"]
     assert all(f["wall_s"] < s["wall_s"] for f, s in zip(fast, slow, strict=True))  # fast finishes first
@@ -146,12 +154,8 @@ def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(tiny_mod
 
 
 def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(tiny_model, tmp_path):
-    hogs = _hogs([[0]], low_priority=False)
-    try:
+    with hogging([[0]], low_priority=False):
         rows = _duet(tiny_model, tmp_path, rounds=2)
-    finally:
-        for hog in hogs:
-            hog.kill()
     assert {r["core"] for r in rows if r["status"] == "contended"} == {0}
     assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
     assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
