@@ -103,3 +103,30 @@ def test_arms_score_on_their_own_thread_count_and_vllm_unpinned():
     assert env["OMP_NUM_THREADS"] == "1" and env["VLLM_CPU_OMP_THREADS_BIND"] == "nobind"
     hf = scoring_arm({"engine": "hf", "build": "reference", "threads": 2}, 1)
     assert hf == {"engine": "hf", "build": "reference", "threads": 1}
+
+
+def test_whole_vocabulary_engines_score_one_window_at_a_time():
+    """A window of a 150k vocabulary is 300 MB of float64: engines that return it are asked one
+    window at a time, and each window is scored before the next is asked for."""
+    from edgebench.engines.base import top_k
+    from edgebench.fidelity.score import window_results
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 500))
+    assert (top_k(x, 20) == np.argsort(-x, axis=1)[:, :20]).all()
+    assert (top_k(x[:, :5], 20) == np.argsort(-x[:, :5], axis=1)).all()
+
+    class Engine:
+        def __init__(self, name):
+            self.name, self.calls = name, []
+
+        def prompt_logprobs(self, windows, topk):
+            self.calls.append(len(windows))
+            return [f"result of {w[0]}" for w in windows]
+
+    windows = [{"ids": [i, i + 1]} for i in range(5)]
+    for name, calls in (("llamacpp", [1] * 5), ("hf", [1] * 5), ("vllm", [5])):
+        engine = Engine(name)
+        lazy = window_results(engine, windows, 20)
+        assert engine.calls == []  # nothing asked before scoring reaches it
+        assert list(lazy) == [f"result of {i}" for i in range(5)] and engine.calls == calls

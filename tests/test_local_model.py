@@ -143,6 +143,12 @@ def test_an_existing_checkpoint_is_a_build_with_what_was_read_from_it(checkpoint
     write_f16_gguf(checkpoint, gguf, None)
     record = build_existing(tmp_path / "models" / "gguf-theirs", "gguf-theirs", {"path": str(gguf)})
     assert record["format"] == "gguf" and (tmp_path / "models" / "gguf-theirs" / "model.gguf").is_file()
+    assert record["parameters"] > 0 and "F16" in record["tensor_types"]
+    assert 15 < record["bits_per_weight"] < 33  # f16 weights, f32 norms
+    from edgebench.models.hf_config import model_config
+
+    shutil.copytree(checkpoint, tmp_path / "models" / "reference")  # the study's reference
+    assert model_config(tmp_path / "models" / "gguf-theirs")["hidden_size"] == 128
 
     study = yaml.safe_load(BASE.read_text())
     from edgebench.config import validate_config

@@ -66,6 +66,15 @@ class Engine(Protocol):
         """Release the engine (stop its processes)."""
 
 
+def top_k(full: np.ndarray, k: int) -> np.ndarray:
+    """Indices of each row's k largest values, largest first (a partition, then a sort of k: a
+    whole sort of a 150k vocabulary per position is most of a window's scoring time)."""
+    k = min(k, full.shape[1])
+    part = np.argpartition(-full, k - 1, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(full, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
+
+
 def layer_kernels_of(model, kernel_of) -> dict[str, str]:
     """Per layer type (a module name's last part: qkv_proj, down_proj, lm_head, ...), the classes
     `kernel_of(module)` names for its layers (None: not a layer that counts), joined with `+`

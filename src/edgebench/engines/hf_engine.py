@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs, layer_kernels_of
+from edgebench.engines.base import WindowLogprobs, layer_kernels_of, top_k
 
 
 class HfEngine:
@@ -93,7 +93,7 @@ class HfEngine:
         results = []
         for window in windows:
             full = self.full_logprobs(window)
-            top = np.argsort(-full, axis=1)[:, :topk]
+            top = top_k(full, topk)
             targets = full[np.arange(len(full)), window[1:]]
             results.append(
                 WindowLogprobs(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs
+from edgebench.engines.base import WindowLogprobs, top_k
 from edgebench.isa import llamacpp_kernel
 
 
@@ -101,7 +101,7 @@ class LlamaCppEngine:
             self.llm.eval(window)
             logits = np.asarray(self.llm.scores[: len(window) - 1], dtype=np.float64)
             full = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
-            top = np.argsort(-full, axis=1)[:, :topk]
+            top = top_k(full, topk)
             targets = full[np.arange(len(full)), window[1:]]
             results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1), targets, full=full))
         return results

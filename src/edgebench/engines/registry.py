@@ -48,6 +48,9 @@ class EngineInfo:
     # The rule naming the kernel an arm runs, (arm, build facts, CPU flags) -> kernel: what rows
     # record (also for a refused arm) and what the engine applies at load (edgebench.isa).
     kernel_rule: str = "edgebench.isa:vllm_kernel"
+    # Windows per prompt_logprobs call when scoring fidelity (0: all at once). Engines that return
+    # the whole vocabulary per position score one window at a time, or their arrays fill memory.
+    fidelity_batch: int = 1
 
 
 ENGINES: dict[str, EngineInfo] = {
@@ -66,6 +69,7 @@ ENGINES: dict[str, EngineInfo] = {
             # EngineCore and worker inside the front end, so nothing busy-polls beside the model.
             duet_options={"single_process": True},
             fidelity_options={"threads_bind": "nobind"},
+            fidelity_batch=0,
             latency_tool="vllm.benchmarks.latency",
         ),
         EngineInfo(

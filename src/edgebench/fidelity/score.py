@@ -63,7 +63,8 @@ def targets(windows: list[dict]) -> np.ndarray:
 
 
 def score_windows(ref: np.ndarray, windows: list[dict], results: list) -> tuple[dict, dict, str]:
-    """Per-position arrays and summary, window by window (the reference is memory-mapped)."""
+    """Per-position arrays and summary, window by window (the reference is memory-mapped, and
+    `results` may be a generator, so that only one window's whole-vocabulary arrays are held)."""
     parts = {
         "kl": [],
         "top1_agree": [],
@@ -74,8 +75,9 @@ def score_windows(ref: np.ndarray, windows: list[dict], results: list) -> tuple[
         "top1_arm": [],
         "p_ref_token": [],
     }
-    offset, exact = 0, all(r.full is not None for r in results)
+    offset, exact = 0, True
     for window, result in zip(windows, results, strict=True):
+        exact = exact and result.full is not None
         skip = window["context"]
         ids = np.asarray(window["ids"][skip + 1 :])
         block = ref[offset : offset + len(ids)].astype(np.float64)
@@ -170,11 +172,21 @@ def load_for_fidelity(engine, build_dir: str, arm_cfg: dict, settings: dict, voc
         engine.load(build_dir, arm_cfg, max_model_len=int(settings["window_tokens"]) + 8)
 
 
+def window_results(engine, windows: list[dict], topk: int):
+    """Each window's log-probs as scoring reaches it: in batches of the engine's own size
+    (edgebench.engines.registry: vLLM's top-k replies are small, so all at once), one window at a
+    time where the engine returns the whole vocabulary (a 256-token window of a 150k vocabulary
+    is 300 MB of float64)."""
+    size = ENGINES[engine.name].fidelity_batch or len(windows)
+    for start in range(0, len(windows), size):
+        yield from engine.prompt_logprobs([w["ids"] for w in windows[start : start + size]], topk)
+
+
 def score_engine(engine, windows: list[dict], ref, settings: dict, row: dict):
     """Teacher-forced scoring of a loaded engine into `row` (and the exact-subset gap where the
     engine gives only the top-k); returns the per-position scores."""
     topk, vocab = int(settings["topk"]), int(ref.shape[1])
-    results = engine.prompt_logprobs([w["ids"] for w in windows], topk)
+    results = window_results(engine, windows, topk)
     per_position, summary, method = score_windows(ref, windows, results)
     row.update(summary, kl_method=method)
     if method == "topk_bucket" and settings["exact_subset_positions"] > 0:

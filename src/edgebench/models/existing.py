@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from edgebench.models.build_record import file_digest, fresh_build_dir, stopwatch, write_build_json
+from edgebench.models.gguf_build import tensor_histogram
 from edgebench.models.local import gguf_summary, hf_dir_summary, safetensors_parameters
 
 COPIED = (".json", ".safetensors", ".jinja", ".model", ".txt")
@@ -45,7 +46,10 @@ def _copy_existing(source: Path, out_dir: Path, name: str) -> dict:
         if source.suffix == ".gguf":
             summary = gguf_summary(source)
             shutil.copy2(source, out_dir / "model.gguf")
-            facts, fmt, parameters = {"bits": None, "group_size": None, "sym": None}, "gguf", 0
+            # a GGUF mixes tensor types (a Q4_K_M file holds Q4_K, Q5_0, Q6_K, Q8_0 and F32): its
+            # histogram and real bits per weight say what it is, not one bit width
+            types, _, parameters = tensor_histogram(out_dir / "model.gguf")
+            facts, fmt = {"bits": None, "group_size": None, "sym": None, "tensor_types": types}, "gguf"
             digest = file_digest(out_dir / "model.gguf")
         else:
             summary = hf_dir_summary(source)
