@@ -46,12 +46,18 @@ REQUIREMENTS = {
 }
 
 
+REFUSED = (
+    "load failed | exit 1; log tail:\nUnsupportedArm: kernel cpu_gemm_wna16, which needs avx512f; "
+    "this CPU lacks it"
+)
+
+
 def tables():
     return {
         "bench": pd.DataFrame(
             bench("small", [2000, 2010, 1990])
             + bench("straddles", [2950, 3050, 3000])
-            + bench("refused", [math.nan, math.nan], status="failed", error="load failed |\nlacks avx512f")
+            + bench("refused", [math.nan, math.nan], status="failed", error=REFUSED)
         ),
         "warm": pd.DataFrame(warm("small", [20, 21, 19, 20]) + warm("straddles", [30, 31, 29])),
         "fidelity": pd.DataFrame([fidelity("small", 0.05, 0.002), fidelity("straddles", 0.2, 0.01)]),
@@ -67,7 +73,7 @@ def test_each_build_gets_a_row_per_requirement_and_an_overall_verdict():
     assert by.loc[("straddles", "peak_rss_anon_mb"), "verdict"] == "undecided"
     assert by.loc[("straddles", "kl_mean"), "verdict"] == "not met"
     assert by.loc[("refused", "decode_tok_s"), "verdict"] == "not measured"
-    assert "lacks avx512f" in by.loc[("refused", "peak_rss_anon_mb"), "why"]
+    assert "cpu_gemm_wna16 needs avx512f" in by.loc[("refused", "peak_rss_anon_mb"), "why"]
     overall = frame.groupby("arm")["build_verdict"].first()
     assert overall.to_dict() == {"refused": "not measured", "small": "fits", "straddles": "does not fit"}
 
@@ -82,7 +88,7 @@ def test_the_page_shows_one_line_per_build_with_value_and_interval():
     assert "No requirements" in decision_markdown(pd.DataFrame())
     refused = decision_markdown(decision_frame(tables(), REQUIREMENTS, ["refused"]))
     row = next(line for line in refused.splitlines() if line.startswith("| refused"))
-    assert "lacks avx512f" in row and row.count("|") == 2 + 1 + len(REQUIREMENTS)  # one line, its cells
+    assert "needs avx512f" in row and row.count("|") == 2 + 1 + len(REQUIREMENTS)  # one line, its cells
 
 
 def test_the_pareto_view_shows_the_users_builds_only():
@@ -109,3 +115,17 @@ def test_the_pareto_view_shows_the_users_builds_only():
     assert sorted(frame["arm"]) == ["vllm/bf16", "vllm/w8a8"]
     assert frame.set_index("arm").loc["vllm/w8a8", "bits_per_weight"] == 8.2
     assert len(pareto_frame(builds, warm, fidelity)) == 3  # without a list: every arm
+
+
+def test_a_refused_build_says_which_flag_it_needs_not_a_log_tail():
+    from edgebench.decision import root_cause
+
+    tail = "\n".join(["Triton is installed, but doesn't include CPU backend."] * 30)
+    refusal = (
+        "edgebench.isa.UnsupportedArm: the arm runs W4A16 (vLLM-cpu's AVX-512 int4 GEMM), kernel "
+        "cpu_gemm_wna16, which needs avx512f; this CPU lacks avx512f in /proc/cpuinfo"
+    )
+    error = f"load failed: arm process exited with 1; log tail:\n{tail}\n{refusal}"
+    assert root_cause(error) == "refused: cpu_gemm_wna16 needs avx512f"
+    assert root_cause(f"no answer within 600 s; log tail:\n{tail}") == "no answer within 600 s"
+    assert root_cause("") == ""

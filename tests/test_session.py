@@ -181,6 +181,31 @@ def test_a_duet_times_each_arm_over_the_window_both_arms_ran():
         assert rates["b"]["decode_tok_s"] == pytest.approx(50, rel=1e-6)
         assert rates["a"]["window_s"] == pytest.approx(fast[-1] - 0.05)
     assert rates["b"]["decode_tok_s_own"] < 20  # the slowed tail shows only in the whole-run rate
-    assert math.isnan(window_rate([0.0, 1.0], 2.0, 3.0)[0])
+    assert math.isnan(window_rate([[0.0, 1.0]], 2.0, 3.0)[0])
     lone = common_window({"a": {"decode_tok_s": 9.0, "decode_stamps": fast}})
     assert lone == {"a": {"decode_tok_s_own": 9.0}}  # one arm: its own rate stands
+
+
+def test_a_held_fast_arm_is_timed_over_the_slow_arms_whole_decode():
+    """Arms of very different speeds: the fast one finishes its counted decode before the slow one
+    has started (no common window at all), then decodes on, uncounted, until released; both are
+    timed over the slow arm's decode, and no interval spans the gap between two repeats."""
+    import numpy as np
+
+    from edgebench.bench.session import common_window
+
+    fast = list(np.arange(64) * 0.01)  # done at 0.63 s
+    slow = list(3.0 + np.arange(64) * 0.1)  # 10 tok/s from 3.0 s to 9.3 s
+    repeats = [list(0.7 + r * 0.7 + np.arange(64) * 0.01) for r in range(13)]  # 0.07 s gaps
+    unheld = common_window({"a": {"decode_tok_s": 100.0, "decode_stamps": fast},
+                            "b": {"decode_tok_s": 10.0, "decode_stamps": slow}})  # fmt: skip
+    assert math.isnan(unheld["a"]["decode_tok_s"]) and unheld["a"]["window_s"] == 0
+    held = common_window(
+        {
+            "a": {"decode_tok_s": 100.0, "decode_stamps": fast, "hold_stamps": repeats},
+            "b": {"decode_tok_s": 10.0, "decode_stamps": slow, "hold_stamps": [[9.35]]},
+        }
+    )
+    assert held["a"]["window_s"] == pytest.approx(slow[-1] - slow[0])
+    assert held["a"]["decode_tok_s"] == pytest.approx(100, rel=1e-6)  # the gaps are not counted
+    assert held["b"]["decode_tok_s"] == pytest.approx(10, rel=1e-6) and held["b"]["window_tokens"] == 64

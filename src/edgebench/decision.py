@@ -9,6 +9,7 @@ An arm `fits` only when every requirement is met; `does not fit` when one is not
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -69,6 +70,19 @@ def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict
     return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
 
 
+REFUSAL = re.compile(r"kernel (\S+), which needs ([^;]+);")
+
+
+def root_cause(error: str, limit: int = 160) -> str:
+    """What a failure says, short: a refusal by the CPU rule as the kernel and the flags it needs
+    (whatever log tail came with it), else the error's first line."""
+    refused = REFUSAL.search(error)
+    if refused:
+        return f"refused: {refused.group(1)} needs {refused.group(2).strip()}"
+    first = error.split("; log tail:")[0].strip().splitlines()
+    return (first[0] if first else "")[:limit]
+
+
 def _why(rows: pd.DataFrame, clean: pd.DataFrame) -> str:
     if len(clean) > 1:
         return ""
@@ -76,7 +90,7 @@ def _why(rows: pd.DataFrame, clean: pd.DataFrame) -> str:
         return "no rows for this arm"
     failed = rows[rows["status"] == "failed"]
     if len(failed) and len(clean) == 0:
-        return f"{len(failed)} failed: {str(failed['error'].iloc[0])[:160]}"
+        return f"{len(failed)} failed: {root_cause(str(failed['error'].iloc[0]))}"
     return f"{len(clean)} clean of {len(rows)} samples"
 
 

@@ -197,18 +197,19 @@ def measure_group(runs: list[PairRun], arms: dict, settings) -> dict[str, dict]:
     return rows
 
 
-def placed_runs(
-    group: list[tuple[str, str]], cores: list[int], round_index: int, burst: int
-) -> list[PairRun]:
-    """The group's pairs on their cores: a pair's core and which arm leads alternate by round."""
+def placed_runs(group: list[tuple[str, str]], settings, round_index: int) -> list[PairRun]:
+    """The group's pairs on their cores, in the group's order: the same pairs take the cores in
+    turn round by round (ranked as configured, not as shuffled), and which arm leads alternates."""
+    ranked = sorted(group, key=settings.pairs.index)
+    cores = settings.cores
     return [
         PairRun(
             pair if round_index % 2 == 0 else pair[::-1],
-            cores[(i + round_index) % len(cores)],
+            cores[(ranked.index(pair) + round_index) % len(cores)],
             round_index,
-            burst,
+            settings.burst_tokens,
         )
-        for i, pair in enumerate(group)
+        for pair in group
     ]
 
 
@@ -244,7 +245,7 @@ def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
         pairs = [tuple(key.split("|")) for key in order]
         t_round = time.time()
         for group in concurrent_groups(pairs, len(settings.cores)):
-            runs = placed_runs(group, settings.cores, round_index, settings.burst_tokens)
+            runs = placed_runs(group, settings, round_index)
             measured = pair_samples(runs, arms, load_errors, settings)
             settle = max(
                 [wait_until_idle(arms[n]) for run in runs for n in run.pair if arms[n].alive], default=0.0

@@ -7,6 +7,11 @@ engine's own prints are sent to stderr so they cannot corrupt the protocol):
 - `{"op": "warmup"}`: a short uncounted generation, run after every switch of arm;
 - `{"op": "sample", "index": i}`: one pp512 prefill and one tg128 decode, timed here, with the
   time of every decode step (`decode_stamps`, on the system-wide monotonic clock);
+- `{"op": "sample", "index": i, "hold": true}`: the same, then, after its reply, the same decode
+  again and again, uncounted, until the next line (`{"op": "release"}`), answered with every
+  repeat's stamps (`hold_stamps`, one list per repeat): a duet's faster arm keeps its core as busy
+  as during its own decode while the slower one is still timed, so both arms are timed over one
+  window however different their speeds;
 - `{"op": "open", "index": i}` then `{"op": "burst", "tokens": k}` until `done`: the interleaved
   design's sample, the same prefill and decode with the decode advanced k tokens a burst, so that
   two arms on one core can take turns (each burst's start `t0` and its stamps go back);
@@ -20,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import select
 import sys
 import time
 
@@ -83,6 +89,23 @@ class ResidentArm:
             "decode_stamps": stamps,
         }
 
+    def hold(self, commands) -> list[list[float]]:
+        """Repeat the sample's decode, uncounted, until a line arrives on `commands` (not read
+        here); each repeat's stamps are a list of their own (a repeat's first step also prefills
+        its short prompt, so no interval spans two repeats)."""
+        repeats: list[list[float]] = []
+        while True:
+            stream = self.engine.decode_stream(self.short, self.decode_tokens)
+            stamps: list[float] = []
+            repeats.append(stamps)
+            try:
+                for stamp in stream:
+                    stamps.append(stamp)
+                    if select.select([commands], [], [], 0)[0]:
+                        return repeats
+            finally:
+                stream.close()
+
     def open_stream(self, index: int) -> dict:
         """The interleaved design's sample: the prefill of `sample`, then a decode stream that
         `burst` advances while the partner on the same core waits."""
@@ -124,22 +147,38 @@ class ResidentArm:
         self.engine.close()
 
 
+def answer_then_hold(arm: ResidentArm, reply: dict, commands, replies) -> dict:
+    """Send the sample's reply, decode uncounted until the coordinator's release, and return what
+    the release is answered with (the repeats' stamps)."""
+    replies.write(json.dumps(reply) + "\n")
+    replies.flush()
+    repeats = arm.hold(commands)
+    release = json.loads(commands.readline() or "{}")
+    if release.get("op") != "release":
+        return {"error": f"expected a release after a held sample, got {release!r}"}
+    return {"hold_stamps": repeats}
+
+
 def serve(spec: EngineSpec, commands, replies) -> None:
     """Answer commands until `exit` or end of input; an engine error becomes an `error` reply."""
     arm = ResidentArm(spec)
     kernels = json.dumps(arm.engine.layer_kernels(), sort_keys=True)
     replies.write(json.dumps({"ready": True, "layer_kernels": kernels}) + "\n")
     replies.flush()
-    for line in commands:
+    while line := commands.readline():  # readline, not iteration: a held sample reads one too
         command = json.loads(line)
         op = command["op"]
         if op == "exit":
             break
+        if op == "release":  # a held sample that had failed already answered it
+            continue
         try:
             if op == "warmup":
                 reply = arm.warmup()
             elif op == "sample":
                 reply = arm.sample(int(command["index"]))
+                if command.get("hold"):
+                    reply = answer_then_hold(arm, reply, commands, replies)
             elif op == "open":
                 reply = arm.open_stream(int(command["index"]))
             elif op == "burst":

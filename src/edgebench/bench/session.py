@@ -273,27 +273,37 @@ def receive_each(group: list[ArmProcess], timeout_s: float) -> tuple[dict, dict,
     return replies, errors, arrivals
 
 
-def window_rate(stamps: list[float], start: float, end: float) -> tuple[float, int]:
-    """Tokens per second of the steps stamped inside [start, end], and how many there were: the
-    intervals between the first and last stamp inside it (fewer than 2 stamps: no rate)."""
-    inside = [s for s in stamps if start <= s <= end]
-    if len(inside) < 2 or inside[-1] <= inside[0]:
-        return math.nan, len(inside)
-    return (len(inside) - 1) / (inside[-1] - inside[0]), len(inside)
+def window_rate(segments: list[list[float]], start: float, end: float) -> tuple[float, int]:
+    """Tokens per second of the steps stamped inside [start, end] and how many there were: the
+    intervals between consecutive stamps of one segment (a decode; no interval spans two), summed
+    over segments. Fewer than 2 stamps in any segment: no rate."""
+    steps, seconds, count = 0, 0.0, 0
+    for stamps in segments:
+        inside = [s for s in stamps if start <= s <= end]
+        count += len(inside)
+        if len(inside) >= 2:
+            steps, seconds = steps + len(inside) - 1, seconds + inside[-1] - inside[0]
+    if steps == 0 or seconds <= 0:
+        return math.nan, count
+    return steps / seconds, count
 
 
 def common_window(samples: dict[str, dict]) -> dict[str, dict]:
     """Each duet arm's decode rate over the window both arms were decoding: from the later first
-    token to the earlier last one. Neither arm is counted while it decoded alone (before its
-    partner's first token or after its partner's last), so a disturbance in a lone stretch cannot
-    reach one arm and not the other. Each arm's whole-run rate stays as decode_tok_s_own."""
-    stamps = {name: sample.get("decode_stamps") or [] for name, sample in samples.items()}
-    if len(stamps) != 2 or not all(len(s) >= 2 for s in stamps.values()):
+    counted token to the later last one, while the faster arm decoded on, uncounted, so that the
+    two arms never ran alone (`hold_stamps`; without them, to the earlier last token). A
+    disturbance cannot reach one arm and not the other. Each arm's whole-run rate stays as
+    decode_tok_s_own."""
+    counted = {name: sample.get("decode_stamps") or [] for name, sample in samples.items()}
+    if len(counted) != 2 or not all(len(s) >= 2 for s in counted.values()):
         return {name: {"decode_tok_s_own": sample.get("decode_tok_s")} for name, sample in samples.items()}
-    start, end = max(s[0] for s in stamps.values()), min(s[-1] for s in stamps.values())
+    segments = {name: [counted[name], *(sample.get("hold_stamps") or [])] for name, sample in samples.items()}
+    start = max(s[0] for s in counted.values())
+    still = min(max(stamp for seg in segs for stamp in seg) for segs in segments.values())
+    end = min(max(s[-1] for s in counted.values()), still)  # both arms decoding
     out = {}
     for name, sample in samples.items():
-        rate, tokens = window_rate(stamps[name], start, end)
+        rate, tokens = window_rate(segments[name], start, end)
         out[name] = {
             "decode_tok_s": rate,
             "decode_tok_s_own": sample["decode_tok_s"],
@@ -301,6 +311,20 @@ def common_window(samples: dict[str, dict]) -> dict[str, dict]:
             "window_tokens": tokens,
         }
     return out
+
+
+def release(group: list[ArmProcess], replies: dict, errors: dict, timeout_s: float) -> None:
+    """End every held arm's uncounted decode and keep its stamps with its reply; an arm that
+    fails here loses its sample alone."""
+    held = [arm for arm in group if arm.name in replies]
+    for arm in held:
+        arm.send({"op": "release"})
+    for arm in held:
+        try:
+            replies[arm.name]["hold_stamps"] = arm.receive(timeout_s)["hold_stamps"]
+        except (ArmFailed, KeyError) as error:
+            errors[arm.name] = f"release failed: {error}"
+            replies.pop(arm.name)
 
 
 def _failure(arm: ArmProcess, reason: str) -> str:
@@ -339,11 +363,13 @@ def measure_together(
     waits_before = {arm.name: tree_runqueue_wait_ns(arm.tree) for arm in group}
     idle_before = tree_cpu_ticks(0, idle_trees)
     t0 = time.perf_counter()
-    for arm in group:
-        arm.send({"op": "sample", "index": index})
+    for arm in group:  # a duet: each arm decodes on, uncounted, until both are through
+        arm.send({"op": "sample", "index": index, "hold": len(group) == 2})
     replies, errors, arrivals = receive_each(group, settings.timeout_s)
     pair_wall_s = time.perf_counter() - t0
     idle_cpu = (tree_cpu_ticks(0, idle_trees) - idle_before) / CLOCK_TICKS
+    if len(group) == 2:
+        release(group, replies, errors, settings.timeout_s)
     windows = common_window(replies)  # a lone survivor keeps its whole-run rate as its own
     out = {}
     for arm in group:
@@ -353,7 +379,7 @@ def measure_together(
         cores, end = placement[arm.name], arrivals[arm.name]
         wall_s, own = end.at - t0, end.own_ticks - ticks_before[arm.name]
         stolen = stolen_fraction(cpu_before, end.cpu, cores, own, wall_s)
-        reply = {k: v for k, v in replies[arm.name].items() if k != "decode_stamps"}
+        reply = {k: v for k, v in replies[arm.name].items() if k not in ("decode_stamps", "hold_stamps")}
         out[arm.name] = {
             **reply,
             **windows.get(arm.name, {}),
