@@ -129,3 +129,14 @@ def test_a_refused_build_says_which_flag_it_needs_not_a_log_tail():
     assert root_cause(error) == "refused: cpu_gemm_wna16 needs avx512f"
     assert root_cause(f"no answer within 600 s; log tail:\n{tail}") == "no answer within 600 s"
     assert root_cause("") == ""
+
+
+def test_two_spread_positive_samples_give_a_positive_interval():
+    """A latency read twice, far apart: the t-interval on the raw scale would reach below zero."""
+    from edgebench.decision import mean_interval
+
+    value, low, high = mean_interval([2.0, 12.0])
+    assert 0 < low < 2.0 < value < 12.0 < high
+    assert math.isclose(value, math.sqrt(24.0))
+    centre, low, high = mean_interval([-1.0, 1.0])  # not all positive: the raw scale
+    assert centre == 0 and low < -1 and high > 1

@@ -4,6 +4,7 @@ guard's verdict given to the pair as a whole."""
 
 import itertools
 import math
+import random
 from operator import itemgetter
 
 import numpy as np
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 
 from edgebench.bench.compare import paired_log_ratios, planned_pairs
-from edgebench.bench.interleave import burst_rate, concurrent_groups
+from edgebench.bench.interleave import burst_rate, concurrent_groups, first_fit
 from edgebench.bench.noise import noise_rows
 from edgebench.bench.session import SessionSettings, run_session
 
@@ -29,6 +30,26 @@ def test_pairs_that_share_no_arm_run_together_one_per_core():
         arms = [arm for pair in group for arm in pair]
         assert len(arms) == len(set(arms)) and len(group) <= 3
     assert sorted(itertools.chain(*concurrent_groups(order, 1))) == sorted(order)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_round_takes_as_few_groups_as_its_busiest_arm_allows(seed):
+    """The default study's pairs: bf16 is in three of them, so three groups is the fewest, in any
+    shuffled order (the first fit of some orders needs four)."""
+    pairs = [
+        ("bf16", "w4a16"),
+        ("w4a16", "w4a8"),
+        ("bf16", "twin"),
+        ("twin", "slow-sleep"),
+        ("bf16", "slow-busy"),
+    ]
+    order = [pairs[i] for i in random.Random(seed).sample(range(len(pairs)), len(pairs))]
+    groups = concurrent_groups(order, 2)
+    assert len(groups) == 3 and sorted(itertools.chain(*groups)) == sorted(pairs)
+    assert all(len({arm for pair in group for arm in pair}) == 2 * len(group) for group in groups)
+    assert groups[0][0] == order[0]  # the shuffle still decides what runs first
+    stuck = [pairs[3], pairs[1], pairs[0], pairs[4], pairs[2]]  # an order a study round ran in four
+    assert len(first_fit(stuck, 2)) == 4 and len(concurrent_groups(stuck, 2)) == 3
 
 
 def test_an_arm_is_timed_over_its_own_bursts_only():
@@ -124,3 +145,13 @@ def test_an_interleaved_pair_is_a_paired_value_of_its_own():
     assert row["design"].startswith("interleaved") and math.isnan(row["core_offset"])
     duet_rows = noise_rows(duet.drop(columns="concurrent_pairs"), "base")
     assert duet_rows[0]["seconds_per_swap"] == pytest.approx(20.0)  # a swap: two duets, both cores
+
+
+def test_a_pair_with_an_arm_down_runs_alone_and_the_live_pairs_pack_together():
+    from types import SimpleNamespace
+
+    from edgebench.bench.interleave import round_groups
+
+    arms = {name: SimpleNamespace(alive=name != "w4a8") for name in ("bf16", "w4a16", "w4a8", "twin", "slow")}
+    order = [("w4a16", "w4a8"), ("bf16", "twin"), ("w4a16", "slow")]
+    assert round_groups(order, arms, 2) == [[("bf16", "twin"), ("w4a16", "slow")], [("w4a16", "w4a8")]]

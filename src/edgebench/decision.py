@@ -30,15 +30,23 @@ def judge(low: float, high: float, bound: float, at_least: bool) -> str:
 
 
 def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and 95% t-interval of clean samples (one sample: its value, no interval)."""
+    """Centre and 95% t-interval of clean samples (one sample: its value, no interval). Samples
+    that are all positive (memory, latency, rates) are taken on the log scale: the geometric mean
+    and an interval that stays positive however few the samples."""
     values = np.asarray(values, dtype=float)
     if len(values) == 0:
         return math.nan, math.nan, math.nan
-    mean = float(values.mean())
+    positive = bool((values > 0).all())
+    scaled = np.log(values) if positive else values
+    centre = float(scaled.mean())
     if len(values) == 1:
-        return mean, math.nan, math.nan
-    half = float(scipy_stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values)))
-    return mean, mean - half, mean + half
+        low = high = math.nan
+    else:
+        half = float(scipy_stats.t.ppf(0.975, len(values) - 1) * scaled.std(ddof=1) / math.sqrt(len(values)))
+        low, high = centre - half, centre + half
+    if positive:
+        return math.exp(centre), math.exp(low), math.exp(high)
+    return centre, low, high
 
 
 def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict:
@@ -153,8 +161,9 @@ def decision_markdown(frame: pd.DataFrame) -> str:
     lines = [
         "# Deployment decision",
         "",
-        "Each cell: the verdict, the measured value and its 95% interval. `met` / `not met` need the "
-        "whole interval on one side of the bound; `undecided` straddles it.",
+        "Each cell: the verdict, the measured value (a geometric mean over samples, or the estimate over "
+        "scored positions) and its 95% interval. `met` / `not met` need the whole interval on one "
+        "side of the bound; `undecided` straddles it.",
         "",
         "| build | verdict | " + " | ".join(requirements) + " |",
         "|---|---|" + "---|" * len(requirements),

@@ -72,14 +72,14 @@ def paired_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: 
     by_round = dict(
         zip(both["round"].astype(int), sign * np.log(both[f"{name}_c"] / both[f"{name}_b"]), strict=True)
     )
-    swaps = sorted({r // 2 for r in by_round})
-    return np.array(
-        [
-            (by_round[2 * j] + by_round[2 * j + 1]) / 2
-            for j in swaps
-            if 2 * j in by_round and 2 * j + 1 in by_round
-        ]
-    )
+    return swap_means(by_round)
+
+
+def swap_means(by_round: dict[int, float]) -> np.ndarray:
+    """One value per complete swap: the mean of rounds 2j and 2j+1 (the arms on opposite cores),
+    so a difference between the cores cancels. A swap with a round missing gives none."""
+    swaps = sorted({r // 2 for r in by_round if 2 * (r // 2) in by_round and 2 * (r // 2) + 1 in by_round})
+    return np.array([(by_round[2 * j] + by_round[2 * j + 1]) / 2 for j in swaps])
 
 
 def core_offset(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> float:

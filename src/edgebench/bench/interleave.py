@@ -11,6 +11,7 @@ verdict, so it cannot keep one arm of a pair and not the other.
 
 from __future__ import annotations
 
+import itertools
 import select
 import time
 from dataclasses import dataclass, field
@@ -26,9 +27,8 @@ from edgebench.procfs import (
 )
 
 
-def concurrent_groups(order: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
-    """A round's pairs, in their shuffled order, put into groups of up to `width` pairs that share
-    no arm: the pairs of a group run at the same time, one core each."""
+def first_fit(order: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
+    """Each pair, in order, into the first group that has room and shares no arm with it."""
     groups: list[list[tuple[str, str]]] = []
     for pair in order:
         for group in groups:
@@ -38,6 +38,31 @@ def concurrent_groups(order: list[tuple[str, str]], width: int) -> list[list[tup
         else:
             groups.append([pair])
     return groups
+
+
+SEARCH_LIMIT = 50_000  # orders tried for the fewest groups: every order of up to 8 pairs
+
+
+def concurrent_groups(order: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
+    """A round's pairs in as few groups of up to `width` pairs that share no arm as an order's
+    first fit gives (a group's pairs run at the same time, one core each), so that a core waits
+    for the other as little as it can. The round's shuffled order decides which group runs first
+    and breaks ties: it is tried first, and the groups run in the order of their first pair."""
+    pairs_of: dict[str, int] = {}
+    for pair in order:
+        for arm in pair:
+            pairs_of[arm] = pairs_of.get(arm, 0) + 1
+    floor = max(-(-len(order) // width), max(pairs_of.values(), default=0))
+    best = first_fit(order, width)
+    for tried, candidate in enumerate(itertools.permutations(order)):
+        if len(best) <= floor or tried >= SEARCH_LIMIT:
+            break
+        groups = first_fit(list(candidate), width)
+        if len(groups) < len(best):
+            best = groups
+    rank = {pair: i for i, pair in enumerate(order)}
+    ordered = [sorted(group, key=rank.__getitem__) for group in best]
+    return sorted(ordered, key=lambda group: rank[group[0]])
 
 
 def burst_rate(bursts: list[dict]) -> tuple[float, float, int]:
@@ -115,10 +140,10 @@ def drive(runs: list[PairRun], arms: dict, timeout_s: float) -> None:
     while inflight:
         ready, _, _ = select.select(list(inflight), [], [], timeout_s)
         if not ready:  # every arm still out is stopped and marked down
-            from edgebench.bench.session import _failure
+            from edgebench.bench.session import failure_reason
 
             for run, name in inflight.values():
-                run.errors[name] = _failure(arms[name], f"no answer within {timeout_s:.0f} s")
+                run.errors[name] = failure_reason(arms[name], f"no answer within {timeout_s:.0f} s")
             return
         for stream in ready:
             run, name = inflight.pop(stream)
@@ -235,16 +260,23 @@ def pair_samples(runs: list[PairRun], arms: dict, load_errors: dict, settings) -
     return out
 
 
+def round_groups(pairs: list[tuple[str, str]], arms: dict, width: int) -> list[list[tuple[str, str]]]:
+    """The round's groups: the pairs whose arms are up packed together, then each pair with an arm
+    down alone (its failed rows take no time, and a live pair must not lose its partner core to it)."""
+    live = [pair for pair in pairs if all(arms[n].alive for n in pair)]
+    return concurrent_groups(live, width) + [[pair] for pair in pairs if pair not in live]
+
+
 def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
     """Every round: the pairs in a fresh order, as many at a time as there are cores."""
-    from edgebench.bench.session import _identity, round_order, wait_until_idle
+    from edgebench.bench.session import round_order, sample_identity, wait_until_idle
 
     rows = []
     for round_index in range(settings.rounds):
         order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
         pairs = [tuple(key.split("|")) for key in order]
         t_round = time.time()
-        for group in concurrent_groups(pairs, len(settings.cores)):
+        for group in round_groups(pairs, arms, len(settings.cores)):
             runs = placed_runs(group, settings, round_index)
             measured = pair_samples(runs, arms, load_errors, settings)
             settle = max(
@@ -254,7 +286,7 @@ def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
                 slot = pairs.index(pair)
                 for n in run.pair:
                     partner = run.pair[1] if n == run.pair[0] else run.pair[0]
-                    identity = _identity(n, round_index, slot, order, settings)
+                    identity = sample_identity(n, round_index, slot, order, settings)
                     context = {"slot": slot, "partner": partner, "core": run.core, "design": "interleaved"}
                     rows.append(
                         {

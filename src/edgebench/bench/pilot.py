@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from edgebench.bench.compare import swap_means
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.session import SessionSettings, run_session
 from edgebench.bench.spec import engine_spec
@@ -74,8 +75,7 @@ def pair_logs(frame: pd.DataFrame, a: str, b: str, value: str) -> np.ndarray:
     )
     if (frame["design"] == "interleaved").any():
         return np.array([by_round[r] for r in sorted(by_round)])
-    swaps = sorted({r // 2 for r in by_round if r // 2 * 2 in by_round and r // 2 * 2 + 1 in by_round})
-    return np.array([(by_round[2 * j] + by_round[2 * j + 1]) / 2 for j in swaps])
+    return swap_means(by_round)
 
 
 def paired_log_ratios(frame: pd.DataFrame, value: str = "decode_tok_s") -> np.ndarray:

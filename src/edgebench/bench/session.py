@@ -217,7 +217,10 @@ def run_session(
             arm.stop()
 
 
-def _identity(name: str, round_index: int, position: int, order: list, settings: SessionSettings) -> dict:
+def sample_identity(
+    name: str, round_index: int, position: int, order: list, settings: SessionSettings
+) -> dict:
+    """The columns that say which sample a warm row is, in every design."""
     return {
         "arm": name,
         "round": round_index,
@@ -256,7 +259,7 @@ def receive_each(group: list[ArmProcess], timeout_s: float) -> tuple[dict, dict,
         ready, _, _ = select.select(list(pending), [], [], max(deadline - time.perf_counter(), 0.0))
         if not ready:  # every arm still out of time
             for arm in pending.values():
-                errors[arm.name] = _failure(arm, f"no answer within {timeout_s:.0f} s")
+                errors[arm.name] = failure_reason(arm, f"no answer within {timeout_s:.0f} s")
             break
         for stream in ready:
             arm = pending.pop(stream)
@@ -327,7 +330,8 @@ def release(group: list[ArmProcess], replies: dict, errors: dict, timeout_s: flo
             replies.pop(arm.name)
 
 
-def _failure(arm: ArmProcess, reason: str) -> str:
+def failure_reason(arm: ArmProcess, reason: str) -> str:
+    """Mark the arm down for `reason` and return the error its rows carry (with its log tail)."""
     try:
         arm._fail(reason)
     except ArmFailed as error:
@@ -405,7 +409,10 @@ def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> 
         for slot, key in enumerate(order):
             pair_names = tuple(key.split("|"))
             placement = duet_placement(pair_names, settings.cores, round_index)
-            base = {n: {**_identity(n, round_index, slot, order, settings), "slot": slot} for n in pair_names}
+            base = {
+                n: {**sample_identity(n, round_index, slot, order, settings), "slot": slot}
+                for n in pair_names
+            }
             partner = {pair_names[0]: pair_names[1], pair_names[1]: pair_names[0]}
             base = {
                 n: {
@@ -451,7 +458,7 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
         t_round = time.time()
         for position, name in enumerate(order):
             arm = arms[name]
-            row = {**_identity(name, round_index, position, order, settings), "design": "sequential"}
+            row = {**sample_identity(name, round_index, position, order, settings), "design": "sequential"}
             if not arm.alive:
                 row.update(status="failed", error=load_errors.get(name) or arm.error)
             else:
