@@ -165,3 +165,30 @@ def test_an_emulated_arm_gets_agent_trials_but_no_batching_row():
     )
     assert [row["arm"] for row in throughput_rows(trials)] == ["vllm/bf16"]
     assert throughput_rows(trials)[0]["speedup"] == 5.0
+
+
+@pytest.mark.parametrize("loss", [0.05, 0.2])
+def test_an_injected_loss_reads_the_same_when_the_engine_waits_for_a_partner_between_turns(loss, monkeypatch):
+    """Steps of 50 ms in turns of 4, an idle wait of 4 partner steps between turns: the arm's own
+    rate (tokens over its own turns' time, as the interleaved design times it) falls by `loss`."""
+    import edgebench.engines.slowdown as slowdown
+
+    clock = {"t": 0.0}
+    monkeypatch.setattr(slowdown.time, "perf_counter", lambda: clock["t"])
+    monkeypatch.setenv(slowdown.LOSS_ENV, str(loss))
+    processor = slowdown.InjectedSlowdown(None, None, False)
+
+    def advance(seconds):
+        clock["t"] += seconds
+
+    processor.wait = advance  # the injected wait, on the fake clock
+    own_time = 0.0
+    for _ in range(20):
+        advance(0.2)  # the partner's turn: this engine idles
+        for _step in range(4):
+            start = clock["t"]
+            advance(0.05)
+            processor.apply(None)
+            own_time += clock["t"] - start
+    rate = 80 / own_time
+    assert rate == pytest.approx(20 * (1 - loss), rel=0.01)
