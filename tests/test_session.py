@@ -209,3 +209,24 @@ def test_a_held_fast_arm_is_timed_over_the_slow_arms_whole_decode():
     assert held["a"]["window_s"] == pytest.approx(slow[-1] - slow[0])
     assert held["a"]["decode_tok_s"] == pytest.approx(100, rel=1e-6)  # the gaps are not counted
     assert held["b"]["decode_tok_s"] == pytest.approx(10, rel=1e-6) and held["b"]["window_tokens"] == 64
+
+
+def test_a_single_thread_engine_starts_with_one_openmp_thread_whatever_the_job_says(monkeypatch):
+    """Snakemake gives a two-core job OMP_NUM_THREADS=2; OpenMP reads it once, at load, so a paired
+    engine must start with its own count or it runs two threads on its one core."""
+    import subprocess
+    import sys
+
+    from edgebench.bench.session import single_thread
+    from edgebench.engines.base import spawn_env
+
+    from .conftest import hf_spec
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    spec = single_thread(hf_spec("unused", {}))
+    count = "import torch; print(torch.get_num_threads())"
+    started = subprocess.run(
+        [sys.executable, "-c", count], env=spawn_env(spec.options), capture_output=True, text=True, check=True
+    )
+    assert started.stdout.strip() == "1"
+    assert spawn_env({"threads": 2})["OMP_NUM_THREADS"] == "2"  # bound or engine-set counts: the job's

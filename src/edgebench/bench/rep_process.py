@@ -21,7 +21,7 @@ from pathlib import Path
 
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
-from edgebench.engines.base import BASE_ENV
+from edgebench.engines.base import spawn_env
 from edgebench.procfs import children_of, read_proc_stat, tree_cpu_ticks, tree_rss_anon_mb
 
 
@@ -66,7 +66,7 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
     """Run one rep; returns measured values plus status, error, stolen_frac and wall_s."""
     with tempfile.TemporaryDirectory(prefix="edgebench-rep-") as tmp:
         spec_path, out_path, log_path = (Path(tmp) / n for n in ("spec.json", "out.json", "worker.log"))
-        env = {**os.environ, **BASE_ENV}
+        env = spawn_env(spec.options)
         cpu_before, harness_before = read_proc_stat(), _own_ticks()
         t_parent = time.time()
         spec_path.write_text(json.dumps({**spec.to_json(), "t_parent": t_parent}))

@@ -36,7 +36,7 @@ from pathlib import Path
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
 from edgebench.bench.rep_process import kill_tree
-from edgebench.engines.base import BASE_ENV
+from edgebench.engines.base import spawn_env
 from edgebench.engines.registry import engine_info
 from edgebench.procfs import (
     CLOCK_TICKS,
@@ -78,7 +78,7 @@ class ArmProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
-                env={**os.environ, **BASE_ENV},
+                env=spawn_env(spec.options),
                 text=True,
                 preexec_fn=functools.partial(_pin, cores),
             )

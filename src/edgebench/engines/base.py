@@ -87,6 +87,18 @@ def layer_kernels_of(model, kernel_of) -> dict[str, str]:
     return {layer: "+".join(sorted(kernels)) for layer, kernels in sorted(seen.items())}
 
 
+def spawn_env(options: dict) -> dict[str, str]:
+    """The environment an engine process starts with: the base, and, for an arm whose engine
+    leaves its thread count to OpenMP (`threads_bind: nobind`, as every paired warm engine), the
+    arm's `threads` as OMP_NUM_THREADS. It must be set at start: OpenMP reads it once, when the
+    library loads, and Snakemake sets it to the job's threads, so a "single-thread" engine of a
+    two-core job ran two threads on its one core (each waiting on the other, at half speed)."""
+    env = {**os.environ, **BASE_ENV}
+    if options.get("threads_bind") == "nobind" and "threads" in options:
+        env["OMP_NUM_THREADS"] = str(int(options["threads"]))
+    return env
+
+
 def apply_env(extra: dict[str, str]) -> None:
     """Every engine process calls this before its engine loads: the environment, and AMX tile
     permission (a process that runs AMX code without asking first dies with SIGILL)."""
