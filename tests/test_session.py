@@ -218,15 +218,17 @@ def test_a_single_thread_engine_starts_with_one_openmp_thread_whatever_the_job_s
     import sys
 
     from edgebench.bench.session import single_thread
-    from edgebench.engines.base import spawn_env
+    from edgebench.engines.base import THREAD_COUNT_VARIABLES, spawn_env
 
     from .conftest import hf_spec
 
-    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    for name in THREAD_COUNT_VARIABLES:
+        monkeypatch.setenv(name, "2")
     spec = single_thread(hf_spec("unused", {}))
     count = "import torch; print(torch.get_num_threads())"
     started = subprocess.run(
         [sys.executable, "-c", count], env=spawn_env(spec.options), capture_output=True, text=True, check=True
     )
     assert started.stdout.strip() == "1"
+    assert all(spawn_env(spec.options)[name] == "1" for name in THREAD_COUNT_VARIABLES)
     assert spawn_env({"threads": 2})["OMP_NUM_THREADS"] == "2"  # bound or engine-set counts: the job's

@@ -87,15 +87,26 @@ def layer_kernels_of(model, kernel_of) -> dict[str, str]:
     return {layer: "+".join(sorted(kernels)) for layer, kernels in sorted(seen.items())}
 
 
+# What Snakemake sets to a job's threads (MKL's pool runs beside OpenMP's when only OMP is set).
+THREAD_COUNT_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
 def spawn_env(options: dict) -> dict[str, str]:
     """The environment an engine process starts with: the base, and, for an arm whose engine
-    leaves its thread count to OpenMP (`threads_bind: nobind`, as every paired warm engine), the
-    arm's `threads` as OMP_NUM_THREADS. It must be set at start: OpenMP reads it once, when the
-    library loads, and Snakemake sets it to the job's threads, so a "single-thread" engine of a
-    two-core job ran two threads on its one core (each waiting on the other, at half speed)."""
+    leaves its thread count to the libraries (`threads_bind: nobind`, as every paired warm
+    engine), the arm's `threads` in every thread-count variable. It must be set at start: the
+    pools read it once, when they load, and Snakemake sets it to the job's threads, so a
+    "single-thread" engine of a two-core job ran two busy threads on its one core, at half speed."""
     env = {**os.environ, **BASE_ENV}
     if options.get("threads_bind") == "nobind" and "threads" in options:
-        env["OMP_NUM_THREADS"] = str(int(options["threads"]))
+        env.update({name: str(int(options["threads"])) for name in THREAD_COUNT_VARIABLES})
     return env
 
 
