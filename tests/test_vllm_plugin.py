@@ -192,3 +192,19 @@ def test_an_injected_loss_reads_the_same_when_the_engine_waits_for_a_partner_bet
             own_time += clock["t"] - start
     rate = 80 / own_time
     assert rate == pytest.approx(20 * (1 - loss), rel=0.01)
+
+
+def test_sleeps_that_wake_late_still_add_up_to_what_was_asked(monkeypatch):
+    import edgebench.engines.slowdown as slowdown
+
+    clock = {"t": 0.0}
+    monkeypatch.setattr(slowdown.time, "perf_counter", lambda: clock["t"])
+
+    def late_sleep(seconds):  # every wake-up 0.6 ms late
+        clock["t"] += seconds + 0.0006
+
+    monkeypatch.setattr(slowdown.time, "sleep", late_sleep)
+    sleep = slowdown.CompensatedSleep()
+    for _ in range(100):
+        sleep(0.0015)
+    assert clock["t"] == pytest.approx(100 * 0.0015, abs=0.001)
