@@ -6,8 +6,8 @@ period (from the previous step's end): the period grows to 1 / (1 - loss) of its
 falls to (1 - loss) of it. A period much longer than the recent ones holds an idle wait (in an
 interleaved pair, the partner's turn; a new request's prefill) and counts as a typical period
 instead: stretching the wait as well read a 5% loss as 10% with 4-token turns. Two kinds: `sleep`
-(the core idles; invisible in CPU time; late wake-ups paid back on the next sleeps) and `busy` (a spin on the clock; it shows in CPU-time
-metrics as well). Imports, load and memory stay the same.
+(the core idles; invisible in CPU time; late wake-ups paid back on the next sleeps) and `busy`
+(a spin on the clock; it shows in CPU-time metrics as well). Imports, load and memory stay the same.
 """
 
 from __future__ import annotations
