@@ -426,3 +426,26 @@ def test_an_arm_that_cannot_run_is_evidence_for_the_order_item_not_a_reason_to_g
     assert evaluate(item, frame, [])[0] == "confirmed"
     other = {**item, "verify": {"method": "measured", "metrics": ["ready_s"]}}
     assert evaluate(other, frame, [])[0] == "unmeasurable"
+
+
+def test_a_calibration_on_a_few_blocks_decides_nothing():
+    """The default study's light calibration has 2 blocks per check: 0 of 2 false alarms is no
+    evidence of a rate at most 5%. Its item says so; 20 blocks decide."""
+    from edgebench.items.verify import TOO_FEW_BLOCKS, calibration
+
+    def checks(blocks, fails_twin, fails_slow):
+        rows = []
+        for check, arm, fails in (("false_alarm", "twin", fails_twin), ("power", "slow", fails_slow)):
+            rows.append(
+                {"check": check, "arm": arm, "metric": "decode_tok_s", "effect": 0.05 * (check == "power"),
+                 "blocks": blocks, "block_rounds": 4, "fails": fails, "rate": fails / blocks,
+                 "rate_low": 0.0, "rate_high": 1.0, "measured_effect": 0.05, "cpu_s_ratio": 1.0,
+                 "whole_session_ratio": 0.95}
+            )  # fmt: skip
+        return pd.DataFrame(rows)
+
+    item = {"verify": {"method": "calibration", "false_alarm_max": 0.05, "power_min": 0.9}}
+    assert calibration(checks(2, 0, 2), item)[0] == TOO_FEW_BLOCKS
+    assert calibration(checks(20, 0, 19), item)[0] == "confirmed"
+    assert calibration(checks(20, 3, 19), item)[0] == "refuted"
+    assert calibration(checks(2, 0, 2), {"verify": {**item["verify"], "min_blocks": 2}})[0] == "confirmed"

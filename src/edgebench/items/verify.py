@@ -1,7 +1,9 @@
 """Verification methods: each turns an item's evidence rows into a verdict with its evidence table.
 
 Verdicts: confirmed | refuted | inconclusive | ungateable | too few pairs (samples lost, with
-how many were contended or failed). Retracted rows never reach here.
+how many were contended or failed) | too few blocks (a calibration with fewer blocks than its
+`min_blocks`, 20 by default: the default study's light calibration, not the calibration study).
+Retracted rows never reach here.
 """
 
 from __future__ import annotations
@@ -176,6 +178,10 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     return ("confirmed" if observed == expected else "refuted"), evidence
 
 
+MIN_BLOCKS = 20  # the calibration study's floor: fewer blocks leave a rate's interval too wide
+TOO_FEW_BLOCKS = "too few blocks"
+
+
 def calibration(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     """The gate's measured false-alarm rate (A/A) and power (each injected loss) against the
     verify thresholds, each rate with its Wilson interval in the evidence."""
@@ -199,6 +205,8 @@ def calibration(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     ].copy()
     if (frame["blocks"] == 0).any():
         return "inconclusive", evidence
+    if (frame["blocks"] < item["verify"].get("min_blocks", MIN_BLOCKS)).any():
+        return TOO_FEW_BLOCKS, evidence  # a rate from a handful of blocks decides nothing
     false_alarms = frame.loc[frame["check"] == "false_alarm", "rate"]
     power = frame.loc[frame["check"] == "power", "rate"]
     holds = bool((false_alarms <= fa_max).all() and (power >= power_min).all())
