@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from edgebench.bench.compare import swap_means
+from edgebench.bench.compare import is_duet, swap_means, swapped
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.session import SessionSettings, run_session
 from edgebench.bench.spec import engine_spec
@@ -64,7 +64,7 @@ def pair_logs(frame: pd.DataFrame, a: str, b: str, value: str) -> np.ndarray:
     """log(a/b) of every paired value of two processes: per round for sequential rows and for
     interleaved pairs (one core each pair), per swap (two rounds, the cores exchanged) for
     cross-core duets, as the study's comparisons take them."""
-    if "partner" not in frame.columns or not frame["partner"].notna().any():
+    if not is_duet(frame):
         table = frame.pivot_table(index="round", columns="process", values=value).dropna()
         return np.log(table[a] / table[b]).to_numpy()
     left = frame[(frame["process"] == a) & (frame["partner"] == b)]
@@ -73,7 +73,7 @@ def pair_logs(frame: pd.DataFrame, a: str, b: str, value: str) -> np.ndarray:
     by_round = dict(
         zip(both["round"].astype(int), np.log(both[f"{value}_a"] / both[f"{value}_b"]), strict=True)
     )
-    if (frame["design"] == "interleaved").any():
+    if not swapped(frame):
         return np.array([by_round[r] for r in sorted(by_round)])
     return swap_means(by_round)
 
