@@ -68,7 +68,9 @@ ENGINES: dict[str, EngineInfo] = {
             features=frozenset(FEATURES),
             # EngineCore and worker inside the front end, so nothing busy-polls beside the model.
             duet_options={"single_process": True},
-            fidelity_options={"threads_bind": "nobind"},
+            # One process: a scoring engine spends most of its job starting up, and each process
+            # more re-imports vLLM on the arm's one core.
+            fidelity_options={"threads_bind": "nobind", "single_process": True},
             fidelity_batch=0,
             latency_tool="vllm.benchmarks.latency",
         ),
