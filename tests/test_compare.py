@@ -308,3 +308,29 @@ def test_an_injected_arm_paired_with_the_twin_is_compared_with_the_twin():
         "measured_effect"
     ] == pytest.approx(0.2)
     assert found["twin"]["baseline"] == "base" and found["slow"]["blocks"] == 4
+
+
+def test_with_restarted_engines_the_whole_session_interval_is_over_epoch_means():
+    """Values within a process epoch share their processes' offsets: the interval counts epochs.
+    Eight epochs of four rounds whose twin offset is redrawn each epoch (2%) with little noise
+    within one: over all 32 values the interval would be four times too narrow."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for epoch in range(8):
+        offset = rng.normal(0, 0.02)
+        for r in range(4 * epoch, 4 * epoch + 4):
+            rows += [
+                {"arm": "base", "round": r, "epoch": epoch, "status": "ok", "decode_tok_s": 100.0, "cpu_s": 1.0},
+                {"arm": "twin", "round": r, "epoch": epoch, "status": "ok", "cpu_s": 1.0,
+                 "decode_tok_s": 100.0 * np.exp(offset + rng.normal(0, 0.002))},
+            ]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    calibration = {"baseline": "base", "twin": "twin", "injected": [], "metric": "decode_tok_s", "block_rounds": 4}
+    row = validity_rows(frame, calibration, GATES, {})[0]
+    assert row["epochs"] == 8 and row["whole_session_rounds"] == 8 and row["blocks"] == 8
+    values = paired_log_ratios(frame, "decode_tok_s", "base", "twin")
+    means = values.reshape(8, 4).mean(axis=1)
+    assert row["sd_log"] == pytest.approx(means.std(ddof=1))
+    assert row["paired_sd"] == pytest.approx(values.std(ddof=1))
+    pooled = paired_estimate(values)
+    assert row["whole_session_ci_high"] - row["whole_session_ci_low"] > 2 * (pooled.ci_high - pooled.ci_low)

@@ -232,3 +232,22 @@ def test_a_single_thread_engine_starts_with_one_openmp_thread_whatever_the_job_s
     assert started.stdout.strip() == "1"
     assert all(spawn_env(spec.options)[name] == "1" for name in THREAD_COUNT_VARIABLES)
     assert spawn_env({"threads": 2})["OMP_NUM_THREADS"] == "2"  # bound or engine-set counts: the job's
+
+
+def test_restart_rounds_give_each_process_epoch_engines_of_its_own(tiny_model, tmp_path):
+    """A process's own speed offset is resampled only by new processes: with restart_rounds, each
+    epoch loads its engines afresh, rounds keep their session-wide indices and rows name the epoch."""
+    specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b")}
+    messages = []
+    session = SessionSettings(
+        rounds=5, seed=7, cores=[0, 1], timeout_s=120, contention_limit=1.0, restart_rounds=2
+    )
+    rows = run_session(specs, session, tmp_path, progress=messages.append)
+    assert sorted((row["round"], row["epoch"]) for row in rows if row["arm"] == "hf/a") == [
+        (0, 0), (1, 0), (2, 1), (3, 1), (4, 2)
+    ]  # fmt: skip
+    assert all(row["status"] == "ok" for row in rows), [row["error"] for row in rows]
+    pids = [m.rsplit("pid ", 1)[1].rstrip(")") for m in messages if m.startswith("loaded hf/a")]
+    assert len(pids) == len(set(pids)) == 3  # three epochs, three processes of the arm
+    orders = {row["round"]: json.loads(row["round_order"]) for row in rows}
+    assert orders == {r: round_order(list(specs), 7, r) for r in range(5)}  # as without restarts

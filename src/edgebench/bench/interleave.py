@@ -273,7 +273,7 @@ def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
     from edgebench.bench.session import round_order, sample_identity, wait_until_idle
 
     rows = []
-    for round_index in range(settings.rounds):
+    for round_index in settings.round_indices:
         order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
         pairs = [tuple(key.split("|")) for key in order]
         t_round = time.time()
@@ -300,7 +300,7 @@ def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
                     )
         done = [r for r in rows if r["round"] == round_index]
         progress(
-            f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
+            f"round {round_index + 1}/{settings.round_indices.stop} in {time.time() - t_round:.1f} s: "
             + ", ".join(f"{r['arm']}@{r.get('core')} {r.get('decode_tok_s', float('nan')):.2f}" for r in done)
         )
     return rows

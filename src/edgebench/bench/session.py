@@ -29,7 +29,7 @@ import select
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -153,6 +153,14 @@ class SessionSettings:
     design: str = "sequential"  # or "duet", "interleaved"
     pairs: list[tuple[str, str]] = field(default_factory=list)  # the duets of every round
     burst_tokens: int = 4  # the interleaved design's turn length
+    # Fresh engine processes every this many rounds (0: the same processes all session): a process
+    # has a fixed speed offset of its own, which only new processes resample.
+    restart_rounds: int = 0
+    first_round: int = 0  # the index of this run's first round within the session
+
+    @property
+    def round_indices(self) -> range:
+        return range(self.first_round, self.first_round + self.rounds)
 
     @property
     def paired(self) -> bool:
@@ -184,7 +192,21 @@ def wait_until_idle(arm: ArmProcess, max_s: float = 3.0, window_s: float = 0.2) 
 def run_session(
     specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress=print
 ) -> list[dict]:
-    """Load every arm, run the rounds, stop every arm; one row per sample."""
+    """Load every arm, run the rounds, stop every arm; one row per sample. With `restart_rounds`,
+    each run of that many rounds (a process epoch, in the rows' `epoch`) has engines of its own."""
+    if 0 < settings.restart_rounds < settings.rounds:
+        rows = []
+        for epoch, start in enumerate(range(0, settings.rounds, settings.restart_rounds)):
+            rounds = min(settings.restart_rounds, settings.rounds - start)
+            part = replace(settings, rounds=rounds, first_round=start, restart_rounds=0)
+            progress(f"process epoch {epoch + 1}: rounds {start + 1}-{start + rounds} on fresh engines")
+            rows += [{**row, "epoch": epoch} for row in run_epoch(specs, part, workdir, progress)]
+        return rows
+    return [{**row, "epoch": 0} for row in run_epoch(specs, settings, workdir, progress)]
+
+
+def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress) -> list[dict]:
+    """Load every arm, run the epoch's rounds, stop every arm."""
     if settings.paired:
         specs = {name: single_thread(spec) for name, spec in specs.items()}
     arms: dict[str, ArmProcess] = {}
@@ -403,7 +425,7 @@ def measure_together(
 
 def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
     rows = []
-    for round_index in range(settings.rounds):
+    for round_index in settings.round_indices:
         order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
         t_round = time.time()
         for slot, key in enumerate(order):
@@ -440,7 +462,7 @@ def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> 
             for n in pair_names:
                 rows.append({**base[n], **measured[n], "settle_s": settle})
         progress(
-            f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
+            f"round {round_index + 1}/{settings.round_indices.stop} in {time.time() - t_round:.1f} s: "
             + ", ".join(
                 f"{r['arm']}@{r.get('core')} {r.get('decode_tok_s', float('nan')):.2f}"
                 for r in rows
@@ -453,7 +475,7 @@ def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> 
 def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
     rows = []
     names = list(arms)
-    for round_index in range(settings.rounds):
+    for round_index in settings.round_indices:
         order = round_order(names, settings.seed, round_index)
         t_round = time.time()
         for position, name in enumerate(order):
@@ -472,7 +494,7 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
                     row.update(status="failed", error=str(error))
             rows.append(row)
         progress(
-            f"round {round_index + 1}/{settings.rounds} in {time.time() - t_round:.1f} s: "
+            f"round {round_index + 1}/{settings.round_indices.stop} in {time.time() - t_round:.1f} s: "
             + ", ".join(f"{r['arm']} {r.get('decode_tok_s', float('nan')):.2f}" for r in rows[-len(order) :])
         )
     return rows

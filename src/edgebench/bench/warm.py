@@ -35,6 +35,7 @@ def settings_from(config: dict) -> SessionSettings:
         design=design,
         pairs=duet_pairs(config) if design in ("duet", "interleaved") else [],
         burst_tokens=int(bench["burst_tokens"]),
+        restart_rounds=int(bench["restart_rounds"]),
     )
 
 
