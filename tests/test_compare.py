@@ -320,12 +320,14 @@ def test_with_restarted_engines_the_whole_session_interval_is_over_epoch_means()
         offset = rng.normal(0, 0.02)
         for r in range(4 * epoch, 4 * epoch + 4):
             rows += [
-                {"arm": "base", "round": r, "epoch": epoch, "status": "ok", "decode_tok_s": 100.0, "cpu_s": 1.0},
+                {"arm": "base", "round": r, "epoch": epoch, "status": "ok", "cpu_s": 1.0,
+                 "decode_tok_s": 100.0},
                 {"arm": "twin", "round": r, "epoch": epoch, "status": "ok", "cpu_s": 1.0,
                  "decode_tok_s": 100.0 * np.exp(offset + rng.normal(0, 0.002))},
             ]  # fmt: skip
     frame = pd.DataFrame(rows)
-    calibration = {"baseline": "base", "twin": "twin", "injected": [], "metric": "decode_tok_s", "block_rounds": 4}
+    calibration = {"baseline": "base", "twin": "twin", "injected": []}
+    calibration.update(metric="decode_tok_s", block_rounds=4)
     row = validity_rows(frame, calibration, GATES, {})[0]
     assert row["epochs"] == 8 and row["whole_session_rounds"] == 8 and row["blocks"] == 8
     values = paired_log_ratios(frame, "decode_tok_s", "base", "twin")

@@ -4,10 +4,11 @@ the warm session, with Wilson intervals.
 
 Every block runs the same sequential gate the study uses, with the block as its maximum, so the
 rates describe a gate at `block_rounds` rounds (the study's own gates see more rounds, so they are at
-least as sensitive). Each engine process has a fixed speed offset of its own (the pilot, `edgebench.bench.pilot`,
-measures its size). Blocks that share their processes do not resample it, so their rates would
-describe one draw of the twins; with `bench.restart_rounds` equal to `block_rounds` every block
-runs on fresh engines, and the whole-session interval is taken over the epochs' means.
+least as sensitive). Each engine process has a fixed speed offset of its own (the pilot,
+`edgebench.bench.pilot`, measures its size). Blocks that share their processes do not resample
+it, so their rates would describe one draw of the twins; with `bench.restart_rounds` equal to
+`block_rounds` every block runs on fresh engines, and the whole-session interval is taken over the
+epochs' means.
 """
 
 from __future__ import annotations
