@@ -22,6 +22,8 @@ def test_shipped_configs_validate_and_get_defaults(default_config):
         (lambda c: c["builds"]["gptq-w4g64"].update(bits=3), "config.builds.gptq-w4g64.bits"),
         (lambda c: c.pop("fidelity"), "fidelity"),
         (lambda c: c["arms"].update({"tensorrt/x": {"engine": "vllm", "build": "reference"}}), "tensorrt/x"),
+        (lambda c: c["bench"].update(restart_rounds=-1), "config.bench.restart_rounds"),
+        (lambda c: c["bench"].update(warm_design="duet", restart_rounds=3), "config.bench.restart_rounds: 3"),
     ],
 )
 def test_schema_errors_name_the_key(default_config, edit, named):

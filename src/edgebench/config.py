@@ -232,6 +232,12 @@ def check_warm_session(config: dict) -> None:
             f"config.calibration.block_rounds: {cal['block_rounds']} is odd; in duets a block holds whole "
             "swaps (two rounds, the arms on opposite cores), so it must be even"
         )
+    restart = config["bench"]["restart_rounds"]
+    if config["bench"]["warm_design"] == "duet" and restart % 2:
+        raise ConfigError(
+            f"config.bench.restart_rounds: {restart} is odd; in duets a swap's two rounds must run on "
+            "the same engines, so it must be even"
+        )
 
 
 def refuse(problem: str | None) -> None:

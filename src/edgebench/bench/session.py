@@ -20,6 +20,7 @@ verdict. A dead or stuck arm turns into failed rows while the rounds go on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -66,6 +67,7 @@ class ArmProcess:
     error: str = ""
     tree: list[int] = field(default_factory=list)
     layer_kernels: str = ""  # what the loaded model's layers run, as the engine reported it
+    asked_exit: bool = False
 
     @classmethod
     def start(cls, name: str, spec: EngineSpec, cores: list[int], workdir: Path) -> ArmProcess:
@@ -125,15 +127,37 @@ class ArmProcess:
         self.stop()
         raise ArmFailed(self.error)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def ask_exit(self) -> bool:
+        """Ask a running engine to shut down, without waiting; False if it cannot be reached."""
+        if self.proc.poll() is None and not self.asked_exit:
             try:
                 self.proc.stdin.write(json.dumps({"op": "exit"}) + "\n")
                 self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                return False
+            self.asked_exit = True
+        return True
+
+    def stop(self) -> None:
+        """Ask the engine to exit and wait; kill its tree if it cannot be asked or does not exit."""
+        reached = self.ask_exit()
+        if self.proc.poll() is not None:
+            return
+        if reached:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=60)
-            except (BrokenPipeError, OSError, subprocess.TimeoutExpired):
-                kill_tree(self.proc.pid)
-                self.proc.wait()
+                return
+        kill_tree(self.proc.pid)
+        self.proc.wait()
+
+
+def stop_all(arms: list[ArmProcess]) -> None:
+    """Stop every engine, all shutting down at once (each takes seconds; a session that restarts
+    its engines pays that every epoch)."""
+    for arm in arms:
+        arm.ask_exit()
+    for arm in arms:
+        arm.stop()
 
 
 def round_order(arms: list[str], seed: int, round_index: int) -> list[str]:
@@ -235,8 +259,7 @@ def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: 
             return _run_duet_rounds(arms, load_errors, settings, progress)
         return _run_rounds(arms, load_errors, settings, progress)
     finally:
-        for arm in arms.values():
-            arm.stop()
+        stop_all(list(arms.values()))
 
 
 def sample_identity(
