@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from edgebench.bench.compare import aligned_pairs, is_duet, paired_log_ratios, swapped
-from edgebench.stats import gate_outcome, paired_estimate, sequential_paired, wilson_interval
+from edgebench.stats import PairedEstimate, gate_outcome, paired_estimate, sequential_paired, wilson_interval
 
 
 def blocks_of(rounds: list[int], block_rounds: int) -> list[list[int]]:
@@ -47,14 +47,37 @@ def block_outcomes(
     return outcomes
 
 
-def epoch_log_ratios(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
-    """The session's paired log ratios, or, when its engines were restarted (several `epoch`s),
-    one mean per epoch: values within an epoch share their processes' speed offsets, so only the
-    epochs are independent."""
-    if "epoch" not in frame.columns or frame["epoch"].nunique() < 2:
-        return paired_log_ratios(frame, name, baseline, candidate)
+def epoch_means(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> np.ndarray:
+    """One mean paired log ratio per process epoch (engines restarted): values within an epoch
+    share their processes' speed offsets, so only the epochs are independent."""
     means = [paired_log_ratios(part, name, baseline, candidate) for _, part in frame.groupby("epoch")]
     return np.array([values.mean() for values in means if len(values)])
+
+
+def rate_fields(outcomes: list[str]) -> dict:
+    """The blocks' gate outcomes as a rate of failed gates with its Wilson interval, and counts."""
+    fails = outcomes.count("fail")
+    low, high = wilson_interval(fails, len(outcomes))
+    return {
+        "blocks": len(outcomes),
+        "fails": fails,
+        "rate": fails / len(outcomes) if outcomes else float("nan"),
+        "rate_low": low,
+        "rate_high": high,
+        "passes": outcomes.count("pass"),
+        "inconclusive": outcomes.count("inconclusive"),
+        "ungateable": outcomes.count("ungateable"),
+    }
+
+
+def session_estimates(
+    frame: pd.DataFrame, name: str, baseline: str, candidate: str, epochs: int
+) -> tuple[PairedEstimate, float]:
+    """The whole session's estimate (over epoch means when the engines were restarted) and the
+    paired SD per value, whatever the epochs."""
+    values = paired_log_ratios(frame, name, baseline, candidate)
+    whole = paired_estimate(epoch_means(frame, name, baseline, candidate) if epochs > 1 else values)
+    return whole, paired_estimate(values).sd_log
 
 
 def cpu_ratio(frame: pd.DataFrame, baseline: str, candidate: str) -> float:
@@ -79,6 +102,7 @@ def validity_rows(
 ) -> list[dict]:
     """One row for the A/A twin (false alarms) and one per injected arm (power)."""
     name, block_rounds = calibration["metric"], int(calibration["block_rounds"])
+    epochs = int(frame["epoch"].nunique()) if "epoch" in frame.columns else 1
     checks = [("false_alarm", calibration["twin"], 0.0)] + [
         ("power", arm, effects[arm]) for arm in calibration["injected"]
     ]
@@ -88,9 +112,7 @@ def validity_rows(
             calibration["baseline"] if kind == "false_alarm" else reference_partner(frame, calibration, arm)
         )
         outcomes = block_outcomes(frame, base, arm, name, block_rounds, gates)
-        fails = outcomes.count("fail")
-        low, high = wilson_interval(fails, len(outcomes))
-        whole = paired_estimate(epoch_log_ratios(frame, name, base, arm))
+        whole, paired_sd = session_estimates(frame, name, base, arm, epochs)
         rows.append(
             {
                 "check": kind,
@@ -98,24 +120,17 @@ def validity_rows(
                 "baseline": base,
                 "metric": name,
                 "effect": effect,
-                "blocks": len(outcomes),
                 "block_rounds": block_rounds,
-                "fails": fails,
-                "rate": fails / len(outcomes) if outcomes else float("nan"),
-                "rate_low": low,
-                "rate_high": high,
-                "passes": outcomes.count("pass"),
-                "inconclusive": outcomes.count("inconclusive"),
-                "ungateable": outcomes.count("ungateable"),
+                **rate_fields(outcomes),
                 "tolerance": float(gates["tolerance"]),
                 "whole_session_rounds": whole.n,  # paired values, or epochs when engines restarted
-                "epochs": int(frame["epoch"].nunique()) if "epoch" in frame.columns else 1,
+                "epochs": epochs,
                 "whole_session_ratio": whole.ratio,
                 "whole_session_ci_low": whole.ci_low,
                 "whole_session_ci_high": whole.ci_high,
                 "measured_effect": 1 - whole.ratio,
                 "sd_log": whole.sd_log,
-                "paired_sd": float(np.std(paired_log_ratios(frame, name, base, arm), ddof=1)),
+                "paired_sd": paired_sd,
                 "cpu_s_ratio": cpu_ratio(frame, base, arm),
                 # the light calibration: the whole session's interval holds the injected loss
                 "covers_effect": bool(whole.ci_low <= 1 - effect <= whole.ci_high),
