@@ -78,8 +78,13 @@ def test_the_hf_decode_stream_runs_only_when_pulled(tiny_model):
     assert all(b > a for a, b in itertools.pairwise(first + rest))
 
 
-def _interleaved(tiny_model, tmp_path, rounds=2, limit=1.0):
-    specs = {name: hf_spec(tiny_model, BENCH) for name in ("hf/a", "hf/b", "hf/c", "hf/d")}
+# Guard tests need pairs of a second or more: /proc/stat counts in 10 ms ticks, so on a pair of
+# 0.1 s one stray tick of anything (the coordinator's own turn-taking) is already 10% of the core.
+LONG = {"prefill_tokens": 32, "decode_tokens": 400, "max_model_len": 512}
+
+
+def _interleaved(tiny_model, tmp_path, rounds=2, limit=1.0, bench=BENCH):
+    specs = {name: hf_spec(tiny_model, bench) for name in ("hf/a", "hf/b", "hf/c", "hf/d")}
     settings = SessionSettings(
         rounds=rounds,
         seed=3,
@@ -118,7 +123,8 @@ def test_interleaved_pairs_share_a_core_take_turns_and_run_beside_another_pair(t
 
 def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tmp_path):
     with hogging([[0]], low_priority=False):
-        rows = _interleaved(tiny_model, tmp_path, limit=0.25)
+        rows = _interleaved(tiny_model, tmp_path, limit=0.25, bench=LONG)
+    assert min(r["pair_wall_s"] for r in rows) > 0.5, rows  # long enough to resolve the limit
     assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
     assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
 

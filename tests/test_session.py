@@ -122,13 +122,14 @@ def hogging(cores_each, low_priority=True):
 
 
 def _duet(tiny_model, tmp_path, rounds):
-    # samples long enough that one 10 ms clock tick of foreign time is a small share of them; the
-    # limit sits between what the old guard charged the faster arm (most of its partner's extra
-    # time) and what an arm's own interval holds under a low-priority loop (a few percent)
-    long = {**BENCH, "max_model_len": 512}
+    # samples long enough that one 10 ms clock tick of foreign time is a small share of them (the
+    # faster arm's one second is 100 ticks); the limit sits between what the old guard charged the
+    # faster arm (most of its partner's extra time) and what an arm's own interval holds under a
+    # low-priority loop (a few percent)
+    long = {**BENCH, "max_model_len": 2048}
     specs = {
-        "hf/fast": hf_spec(tiny_model, {**long, "decode_tokens": 48}),
-        "hf/slow": hf_spec(tiny_model, {**long, "prefill_tokens": 128, "decode_tokens": 240}),
+        "hf/fast": hf_spec(tiny_model, {**long, "decode_tokens": 400}),
+        "hf/slow": hf_spec(tiny_model, {**long, "prefill_tokens": 128, "decode_tokens": 1600}),
     }
     settings = SessionSettings(
         rounds=rounds,
@@ -150,6 +151,7 @@ def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(tiny_mod
     fast = [r for r in rows if r["arm"] == "hf/fast"]
     slow = [r for r in rows if r["arm"] == "hf/slow"]
     assert all(f["wall_s"] < s["wall_s"] for f, s in zip(fast, slow, strict=True))  # fast finishes first
+    assert min(f["wall_s"] for f in fast) > 0.5, rows  # long enough to resolve the limit
     assert [r["status"] for r in fast] == [r["status"] for r in slow] == ["ok", "ok"], rows
 
 
