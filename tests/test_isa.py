@@ -9,11 +9,13 @@ from edgebench.isa import (
     UnsupportedArm,
     isa_columns,
     isa_level,
+    llamacpp_kernel,
     missing_flags,
     request_amx_permission,
     require_kernel,
     vllm_kernel,
 )
+from edgebench.decision import root_cause
 from edgebench.procfs import cpu_flags
 
 AVX2 = {"sse4_2", "avx2", "fma"}
@@ -55,6 +57,21 @@ def test_a_kernel_is_refused_naming_each_missing_flag():
     with pytest.raises(ValueError, match="unknown kernel 'nope'"):
         missing_flags("nope", AVX2)
     assert all(flags <= AMX for flags in KERNEL_FLAGS.values())  # an AMX CPU runs every kernel
+
+
+def test_llamacpp_extra_buffers_take_the_amx_path_only_with_amx_and_are_refused_there():
+    """ggml's AMX path dies with SIGILL even with tile permission, so it is refused by the flag
+    that selects it; without AMX the same option repacks weights and runs."""
+    extra = {"use_extra_bufts": True}
+    assert llamacpp_kernel({}, {}, AMX) == "llamacpp_cpu"
+    assert llamacpp_kernel(extra, {}, AVX512) == "llamacpp_cpu_repacked"
+    assert llamacpp_kernel(extra, {}, AMX) == "llamacpp_cpu_amx"
+    require_kernel("llamacpp_cpu_repacked", AVX512)
+    require_kernel("llamacpp_cpu", AMX)
+    with pytest.raises(UnsupportedArm, match="llamacpp/q4 .*this CPU has amx_tile"):
+        require_kernel("llamacpp_cpu_amx", AMX, "llamacpp/q4")
+    error = pytest.raises(UnsupportedArm, require_kernel, "llamacpp_cpu_amx", AMX).value
+    assert root_cause(str(error)) == "refused: llamacpp_cpu_amx needs no amx_tile"
 
 
 def test_amx_permission_is_skipped_without_amx_and_never_raises():

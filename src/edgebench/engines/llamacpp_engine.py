@@ -1,9 +1,10 @@
 """llama.cpp through llama-cpp-python: the peer engine users would pick instead.
 
-`use_extra_bufts: false` (an arm option, recorded with every row) turns off llama.cpp's extra
-buffer types (weight repacking, and its AMX path on a CPU with AMX): that path has been seen to die
-with SIGILL on an AMX CPU even with tile permission granted, so it stays off unless an arm asks.
-The path an arm ran is recorded as its kernel.
+`use_extra_bufts` (an arm option, off by default, recorded with every row) turns on llama.cpp's
+extra buffer types: weight repacking, which on a CPU with AMX is ggml's AMX path. That path dies
+with SIGILL even with tile permission granted (its tile configuration can be compiled away), so
+`isa.require_kernel` refuses it on a CPU with `amx_tile`, naming the flag. The path an arm ran is
+recorded as its kernel.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs, top_k
-from edgebench.isa import llamacpp_kernel
+from edgebench.isa import llamacpp_kernel, require_kernel
+from edgebench.procfs import cpu_flags
 
 
 @contextlib.contextmanager
@@ -52,7 +54,8 @@ class LlamaCppEngine:
 
         threads = int(arm.get("threads", 1))
         extra_bufts = bool(arm.get("use_extra_bufts", False))
-        self.kernel = llamacpp_kernel(arm, {}, set())
+        self.kernel = llamacpp_kernel(arm, {}, cpu_flags())
+        require_kernel(self.kernel, cpu_flags(), arm.get("name", "the arm"))
         with _model_params(extra_bufts):
             self.llm = Llama(
                 model_path=f"{build_dir}/model.gguf",
