@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from edgebench.decision import root_cause
 from edgebench.isa import (
     KERNEL_FLAGS,
     UnsupportedArm,
@@ -15,7 +16,6 @@ from edgebench.isa import (
     require_kernel,
     vllm_kernel,
 )
-from edgebench.decision import root_cause
 from edgebench.procfs import cpu_flags
 
 AVX2 = {"sse4_2", "avx2", "fma"}

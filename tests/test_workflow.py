@@ -247,16 +247,19 @@ def test_compare_gates_validity_and_crosscheck_tables(study):
 def test_agent_tables_judge_llm_trials_next_to_baselines(study):
     tables = study / "results" / "tables"
     trials = pd.read_parquet(tables / "agent_trials.parquet")
-    llm = trials[trials["arm"] == "vllm/bf16"]
     variants = len(suite(instances=1))
-    assert len(llm) == variants and (llm["status"] == "ok").all()  # every template variant, one trial
-    assert llm["sampling_seed"].nunique() == variants and (llm["steps"] <= llm["budget"]).all()
-    summary = pd.read_parquet(tables / "agent_summary.parquet").set_index(["arm", "scope"])
-    assert summary.loc[("baseline/scripted", "all"), "success_rate"] == 1.0
+    for strategy in ("free", "structured"):  # the study's strategy, and another on the reference arm
+        llm = trials[(trials["arm"] == "vllm/bf16") & (trials["strategy"] == strategy)]
+        assert len(llm) == variants and (llm["status"] == "ok").all()  # every variant, one trial
+        assert llm["sampling_seed"].nunique() == variants and (llm["steps"] <= llm["budget"]).all()
+    summary = pd.read_parquet(tables / "agent_summary.parquet").set_index(["arm", "strategy", "scope"])
+    assert summary.loc[("baseline/scripted", "", "all"), "success_rate"] == 1.0
+    assert summary.loc[("vllm/bf16", "structured", "all"), "s_per_step"] > 0
     if INT4_MISSING:  # the int4 arm's trials are failure rows naming the flag
         assert refused_by_flag(trials[trials["arm"] == INT4])
     else:
-        row = summary.loc[(INT4, "all")]
+        assert set(trials.loc[trials["arm"] == INT4, "strategy"]) == {"free"}
+        row = summary.loc[(INT4, "free", "all")]
         assert row["mcnemar_vs"] == "vllm/bf16" and 0 <= row["success_p_value"] <= 1
         assert 0 <= row["reached_p_value"] <= 1
     for outcome in ("success", "reached"):

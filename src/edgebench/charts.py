@@ -121,12 +121,14 @@ def gates_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 def agent_chart(frame: pd.DataFrame) -> alt.Chart:
-    """Completion and navigation per arm with Wilson 95% intervals, baselines beside LLM arms, by
-    variant kind."""
-    shown = frame[frame["scope"].isin(["all", "needs_change", "already_satisfied"])]
+    """Completion and navigation per arm and strategy with Wilson 95% intervals, baselines beside
+    LLM arms, by variant kind."""
+    shown = frame[frame["scope"].isin(["all", "needs_change", "already_satisfied"])].copy()
+    strategy = shown["strategy"].fillna("") if "strategy" in shown else ""
+    shown["cell"] = shown["arm"].where(strategy == "", shown["arm"] + " (" + strategy + ")")
     long = pd.concat(
         [
-            shown[["arm", "scope", "trials"]].assign(
+            shown[["cell", "cell", "scope", "trials"]].assign(
                 outcome=label,
                 rate=shown[f"{outcome}_rate"],
                 ci_low=shown[f"{outcome}_ci_low"],
@@ -156,7 +158,7 @@ def agent_chart(frame: pd.DataFrame) -> alt.Chart:
         (bars + errors)
         .properties(width=200, height=40)
         .facet(
-            row=alt.Row("arm:N", title=None),
+            row=alt.Row("cell:N", title=None),
             column=alt.Column("scope:N", title=None, sort=["all", "needs_change", "already_satisfied"]),
         )
         .properties(title="Phone agent: completion (end state right) and navigation (task screen reached)")

@@ -268,6 +268,15 @@ def check_stage_arms(config: dict) -> None:
         refuse(check_feature("config.diagnostics.profile_arms", arm, config["arms"][arm], "decode_profile"))
 
 
+def check_agent_strategies(config: dict) -> None:
+    agent = config.get("agent")
+    if agent and agent["strategy"] in agent.get("other_strategies", []):
+        raise ConfigError(
+            f"config.agent.other_strategies: {agent['strategy']!r} is the study's strategy "
+            "(agent.strategy) already; list only the others to compare with it"
+        )
+
+
 def check_cross_fields(config: dict, read_model: bool = True) -> None:
     """Rules a JSON schema cannot say: the model file itself, references between sections, and this
     machine's cores (`read_model` False: everything but the model file, for a config whose model
@@ -278,6 +287,7 @@ def check_cross_fields(config: dict, read_model: bool = True) -> None:
     check_calibration(config)
     check_warm_session(config)
     check_stage_arms(config)
+    check_agent_strategies(config)
     check_compiled(config)
     check_machine(config)
 

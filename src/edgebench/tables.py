@@ -83,7 +83,8 @@ FIDELITY_COLUMNS = (
 AGENT_TRIAL_COLUMNS = (
     *ROW_COLUMNS,
     "policy",
-    "strategy",  # how the LLM's actions were decoded: agent.strategy, free or structured
+    "strategy",  # how the LLM's actions were decoded: free, structured or check
+    "study_strategy",  # agent.strategy (verdicts and budgets), not one of agent.other_strategies
     "task_id",
     "template",
     "variant",

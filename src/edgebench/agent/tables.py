@@ -1,4 +1,5 @@
-"""Agent trial rows with provenance, and the per-arm summary with Wilson intervals and McNemar."""
+"""Agent trial rows with provenance, and the per-arm, per-strategy summary with Wilson intervals and
+McNemar."""
 
 from __future__ import annotations
 
@@ -38,44 +39,83 @@ def _rate_columns(part: pd.DataFrame, outcome: str) -> dict:
     }
 
 
+def pair_keys(*frames: pd.DataFrame) -> list[str]:
+    """Trials pair on task and trial (hence seed) and, where rows say how they were decoded, on the
+    strategy: an arm's episodes meet the reference's under the same strategy only."""
+    keys = ["task_id", "trial"]
+    return [*keys, "strategy"] if all("strategy" in f for f in frames) else keys
+
+
+def with_strategy(trials: pd.DataFrame) -> pd.DataFrame:
+    """Every row names its strategy; the scripted baselines have none ("")."""
+    trials = trials.copy()
+    trials["strategy"] = trials["strategy"].fillna("") if "strategy" in trials else ""
+    return trials
+
+
+def study_rows(trials: pd.DataFrame) -> pd.DataFrame:
+    """The episodes a budget is judged on: every arm's under the study's strategy (`agent.strategy`),
+    not the reference arm's runs under the other strategies it is compared with."""
+    if "study_strategy" not in trials:
+        return trials
+    return trials[trials["study_strategy"].fillna(True).astype(bool)]
+
+
 def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
-    """One row per (arm, scope): completion (success) and navigation (reached) rates with Wilson 95%
-    intervals and, against the reference arm on the same seeds (task_id, trial), McNemar's exact test
-    on each."""
+    """One row per (arm, strategy, scope): completion (success) and navigation (reached) rates with
+    Wilson 95% intervals, invalid actions and machine seconds per step, and, against the reference
+    arm under the same strategy on the same seeds (task_id, trial), McNemar's exact test on each."""
     rows = []
-    ok = trials[trials["status"] == "ok"]
-    for arm, frame in ok.groupby("arm", sort=True):
+    ok = with_strategy(trials[trials["status"] == "ok"])
+    for (arm, strategy), frame in ok.groupby(["arm", "strategy"], sort=True):
+        reference = ok[(ok["arm"] == reference_arm) & (ok["strategy"] == strategy)]
         for scope in scopes(ok):
             part = _scope(frame, scope)
             if part.empty:  # a baseline meant for other templates has no trials here: no row
                 continue
             row = {
                 "arm": arm,
+                "strategy": strategy,
                 "policy": "llm" if not arm.startswith("baseline/") else arm.split("/", 1)[1],
                 "scope": scope,
                 "trials": len(part),
                 **_rate_columns(part, "success"),
                 **_rate_columns(part, "reached"),
                 "invalid_per_step": float(part["invalid_actions"].sum() / max(part["steps"].sum(), 1)),
-                "mcnemar_vs": "",
+                "s_per_step": _seconds_per_step(frame),
+                **_mcnemar_columns(part, _scope(reference, scope), arm, reference_arm),
             }
-            for outcome in OUTCOMES:
-                row.update({f"{outcome}_only_arm": 0, f"{outcome}_only_reference": 0})
-                row[f"{outcome}_p_value"] = float("nan")
-            if reference_arm and arm != reference_arm and not arm.startswith("baseline/"):
-                ref = _scope(ok[ok["arm"] == reference_arm], scope)
-                row["mcnemar_vs"] = reference_arm
-                for outcome in OUTCOMES:
-                    pairs = paired_outcomes(part, ref, ["task_id", "trial"], outcome)
-                    row.update(
-                        {
-                            f"{outcome}_only_arm": pairs.only_arm,
-                            f"{outcome}_only_reference": pairs.only_reference,
-                            f"{outcome}_p_value": pairs.p_value,
-                        }
-                    )
             rows.append(row)
     return rows
+
+
+def _seconds_per_step(frame: pd.DataFrame) -> float:
+    """Machine seconds per step of a strategy's whole lockstep batch (every scope shares it)."""
+    if "strategy_wall_s" not in frame or frame["strategy_wall_s"].isna().all():
+        return float("nan")
+    return float(frame["strategy_wall_s"].iloc[0] / max(frame["steps"].sum(), 1))
+
+
+def _mcnemar_columns(
+    part: pd.DataFrame, reference: pd.DataFrame, arm: str, reference_arm: str | None
+) -> dict:
+    columns: dict = {"mcnemar_vs": ""}
+    for outcome in OUTCOMES:
+        columns.update({f"{outcome}_only_arm": 0, f"{outcome}_only_reference": 0})
+        columns[f"{outcome}_p_value"] = float("nan")
+    if not reference_arm or arm == reference_arm or arm.startswith("baseline/"):
+        return columns
+    columns["mcnemar_vs"] = reference_arm
+    for outcome in OUTCOMES:
+        pairs = paired_outcomes(part, reference, pair_keys(part, reference), outcome)
+        columns.update(
+            {
+                f"{outcome}_only_arm": pairs.only_arm,
+                f"{outcome}_only_reference": pairs.only_reference,
+                f"{outcome}_p_value": pairs.p_value,
+            }
+        )
+    return columns
 
 
 def throughput_rows(trials: pd.DataFrame) -> list[dict]:
@@ -86,9 +126,9 @@ def throughput_rows(trials: pd.DataFrame) -> list[dict]:
     columns = [c for c in trials.columns if c.startswith("throughput_")]
     llm = trials[(trials["status"] == "ok") & ~trials["arm"].str.startswith("baseline/")]
     for arm, frame in llm.groupby("arm", sort=True):
-        first = frame.iloc[0]
-        if "throughput_speedup" not in frame or pd.isna(first["throughput_speedup"]):
+        if "throughput_speedup" not in frame or frame["throughput_speedup"].isna().all():
             continue
+        first = frame[frame["throughput_speedup"].notna()].iloc[0]  # the study strategy's rows
         rows.append(
             {
                 "arm": arm,

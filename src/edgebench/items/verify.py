@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from edgebench.agent.tables import pair_keys
 from edgebench.bench.compare import clean_values, gate_row, lost_samples, paired_log_ratios, planned_pairs
 from edgebench.items.checks import CHECKS
 from edgebench.metrics import lower_is_better
@@ -142,9 +143,8 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     outcome = item["verify"].get("outcome", "success")
     ok = _usable(frame)
     ok = ok[ok["status"] == "ok"]
-    pairs = paired_outcomes(
-        ok[ok["arm"] == candidate], ok[ok["arm"] == reference], ["task_id", "trial"], outcome
-    )
+    arm, ref = ok[ok["arm"] == candidate], ok[ok["arm"] == reference]
+    pairs = paired_outcomes(arm, ref, pair_keys(arm, ref), outcome)
     only_cand, only_ref, p = pairs.only_arm, pairs.only_reference, pairs.p_value
     discordant = (only_cand + only_ref) / pairs.pairs if pairs.pairs else 0.0
     detectable = mcnemar_detectable_difference(pairs.pairs, discordant, alpha)

@@ -1,0 +1,167 @@
+"""Agent strategies as a study dimension: the reference arm runs each of agent.other_strategies
+beside the study's strategy on one engine and the same seeds; the summary has a row per arm and
+strategy, and McNemar pairs an arm with the reference under the same strategy only."""
+
+import pandas as pd
+import pytest
+
+from edgebench.agent.tables import summary_rows, throughput_rows
+from edgebench.config import ConfigError, check_agent_strategies
+from edgebench.items.verify import mcnemar
+
+
+def trials(arm: str, strategy: str, successes: list[bool], wall_s: float = 10.0) -> pd.DataFrame:
+    n = len(successes)
+    return pd.DataFrame(
+        {
+            "arm": arm,
+            "strategy": strategy,
+            "status": "ok",
+            "task_id": [f"t{i}" for i in range(n)],
+            "template": "add_alarm",
+            "already_satisfied": False,
+            "trial": 0,
+            "success": successes,
+            "reached": successes,
+            "steps": 5,
+            "invalid_actions": 1,
+            "strategy_wall_s": wall_s,
+        }
+    )
+
+
+REFERENCE_CHECK = trials("vllm/bf16", "check", [True] * 8 + [False] * 2, wall_s=100.0)
+REFERENCE_FREE = trials("vllm/bf16", "free", [False] * 10, wall_s=50.0)
+CANDIDATE_CHECK = trials("vllm/int4", "check", [True] * 8 + [False] * 2)
+
+
+def test_each_strategy_of_the_reference_arm_has_its_own_rates_and_cost_per_step():
+    frame = pd.concat([REFERENCE_CHECK, REFERENCE_FREE, CANDIDATE_CHECK], ignore_index=True)
+    summary = pd.DataFrame(summary_rows(frame, "vllm/bf16")).set_index(["arm", "strategy", "scope"])
+    assert summary.loc[("vllm/bf16", "check", "all"), "success_rate"] == pytest.approx(0.8)
+    assert summary.loc[("vllm/bf16", "free", "all"), "success_rate"] == 0.0
+    assert summary.loc[("vllm/bf16", "check", "all"), "s_per_step"] == pytest.approx(100.0 / 50)
+    assert summary.loc[("vllm/bf16", "free", "all"), "s_per_step"] == pytest.approx(50.0 / 50)
+    # paired with the reference's check episodes only: identical outcomes, no discordant pair
+    candidate = summary.loc[("vllm/int4", "check", "all")]
+    assert candidate["mcnemar_vs"] == "vllm/bf16"
+    assert candidate["success_only_reference"] == 0 and candidate["success_p_value"] == 1.0
+
+
+def test_a_verdict_pairs_the_candidate_with_the_reference_under_its_own_strategy():
+    frame = pd.concat([REFERENCE_CHECK, REFERENCE_FREE, CANDIDATE_CHECK], ignore_index=True)
+    item = {
+        "starts_from": {"arms": ["vllm/bf16", "vllm/int4"]},
+        "verify": {"method": "mcnemar", "outcome": "success"},
+        "expect": {"direction": "worse"},
+    }
+    _, evidence = mcnemar(frame, item)
+    row = evidence.iloc[0]
+    assert row["pairs"] == 10 and row["reference_rate"] == pytest.approx(0.8)
+    assert row["only_reference"] == 0  # pairing across strategies would have found 8
+
+
+def test_the_batching_row_comes_from_the_study_strategy_rows():
+    kept = CANDIDATE_CHECK.assign(throughput_speedup=2.0, throughput_batched_s=1.0, model="m")
+    other = trials("vllm/int4", "free", [False] * 3).assign(throughput_speedup=float("nan"), model="m")
+    rows = throughput_rows(pd.concat([other, kept], ignore_index=True))
+    assert len(rows) == 1 and rows[0]["speedup"] == 2.0
+
+
+def test_the_study_strategy_cannot_also_be_another_strategy():
+    config = {"agent": {"strategy": "check", "other_strategies": ["free", "check"]}}
+    with pytest.raises(ConfigError, match="other_strategies: 'check' is the study's strategy"):
+        check_agent_strategies(config)
+    check_agent_strategies({"agent": {"strategy": "check", "other_strategies": ["free"]}})
+
+
+AGENT = {
+    "arms": ["vllm/bf16"],
+    "instances": 1,
+    "trials": 1,
+    "max_model_len": 512,
+    "max_new_tokens": 16,
+    "sequential_episodes": 1,
+    "temperature": 0.7,
+    "top_p": 0.95,
+}
+
+
+class StrategyEngine:
+    """An engine stand-in that records how each lockstep call was decoded and each cache reset."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def import_engine(self) -> None:
+        pass
+
+    def load(self, *args, **kwargs) -> None:
+        self.events.append("load")
+
+    def reset_prefix_cache(self) -> None:
+        self.events.append("reset")
+
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
+        if schemas is None:
+            self.events.append("free")
+            return [reply_prefix + 'wait"}' for _ in prompts]
+        self.events.append("schema")
+        return ['{"action": "status", "goal_status": "complete"}' for _ in prompts]
+
+    def close(self) -> None:
+        self.events.append("close")
+
+
+def test_the_reference_arm_runs_each_strategy_on_one_engine_from_an_empty_cache(default_config, monkeypatch):
+    from edgebench.agent import arm_trials
+
+    engine = StrategyEngine()
+    monkeypatch.setattr("edgebench.engines.make_engine", lambda name: engine)
+    default_config["agent"] = {**AGENT, "strategy": "structured", "other_strategies": ["free"]}
+    frame = arm_trials.run_arm(default_config, "vllm/bf16", "unused", code_digest="x")
+    by_strategy = frame.groupby("strategy")
+    assert set(by_strategy.groups) == {"structured", "free"}
+    assert (by_strategy["task_id"].nunique() == len(frame) // 2).all()  # the same tasks under each
+    assert by_strategy["strategy_wall_s"].nunique().eq(1).all()
+    assert frame.loc[frame["strategy"] == "structured", "final_status"].eq("complete").all()
+    assert frame.loc[frame["strategy"] == "free", "final_status"].ne("complete").all()
+    assert frame.loc[frame["strategy"] == "free", "throughput_speedup"].isna().all()
+    assert frame.loc[frame["strategy"] == "structured", "throughput_speedup"].notna().all()
+    assert engine.events.count("load") == 1 and engine.events[-1] == "close"
+    first_free = engine.events.index("free")
+    assert engine.events[first_free - 1] == "reset"  # the other strategy starts from an empty cache
+
+
+class FailingOnFree(StrategyEngine):
+    def chat(self, prompts, seeds, sampling, reply_prefix="", schemas=None):
+        if schemas is None:
+            raise RuntimeError("engine died")
+        return super().chat(prompts, seeds, sampling, reply_prefix, schemas)
+
+
+def test_a_strategy_that_fails_leaves_failed_rows_and_keeps_what_ran(default_config, monkeypatch):
+    from edgebench.agent import arm_trials
+
+    monkeypatch.setattr("edgebench.engines.make_engine", lambda name: FailingOnFree())
+    default_config["agent"] = {**AGENT, "strategy": "structured", "other_strategies": ["free"]}
+    frame = arm_trials.run_arm(default_config, "vllm/bf16", "unused", code_digest="x")
+    status = frame.groupby("strategy")["status"].unique()
+    assert list(status["structured"]) == ["ok"] and list(status["free"]) == ["failed"]
+    assert frame.loc[frame["strategy"] == "free", "error"].str.contains("engine died").all()
+
+
+def test_a_budget_is_judged_on_the_study_strategy_only(tmp_path):
+    from edgebench.decision_rule import write_decision
+
+    frame = pd.concat(
+        [REFERENCE_CHECK.assign(study_strategy=True), REFERENCE_FREE.assign(study_strategy=False)],
+        ignore_index=True,
+    ).assign(run_id="r", git_commit="c")
+    frame.to_parquet(tmp_path / "agent_trials.parquet")
+    table = tmp_path / "decision.parquet"
+    requirements = {"agent_success": {"at_least": 0.5}}
+    write_decision({"agent_trials": str(tmp_path / "agent_trials.parquet")}, requirements, ["vllm/bf16"],
+                   str(table), str(tmp_path / "decision.md"))  # fmt: skip
+    row = pd.read_parquet(table).iloc[0]
+    assert row["n"] == 10 and row["value"] == pytest.approx(0.8)  # free's 10 failures left out
