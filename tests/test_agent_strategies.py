@@ -165,3 +165,13 @@ def test_a_budget_is_judged_on_the_study_strategy_only(tmp_path):
                    str(table), str(tmp_path / "decision.md"))  # fmt: skip
     row = pd.read_parquet(table).iloc[0]
     assert row["n"] == 10 and row["value"] == pytest.approx(0.8)  # free's 10 failures left out
+
+
+def test_an_item_reads_the_study_strategy_episodes_only(tmp_path):
+    from edgebench.items.verdict import load_evidence
+
+    path = tmp_path / "trials.parquet"
+    both = [REFERENCE_CHECK.assign(study_strategy=True), REFERENCE_FREE.assign(study_strategy=False)]
+    pd.concat(both, ignore_index=True).to_parquet(path)
+    frame = load_evidence([str(path)], "agent_trials", [])
+    assert len(frame) == 10 and set(frame["strategy"]) == {"check"}

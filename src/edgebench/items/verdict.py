@@ -7,6 +7,7 @@ import json
 import altair as alt
 import pandas as pd
 
+from edgebench.agent.tables import study_rows
 from edgebench.charts import save_chart
 from edgebench.io import write_parquet, write_text
 from edgebench.items.checks import JUDGES_FAILED_ARMS
@@ -36,6 +37,8 @@ def load_evidence(paths: list[str], table: str, retractions: list[dict]) -> pd.D
     if table == "retracted_figures":  # the retraction check's one-line report
         return pd.DataFrame([{"check": open(p, encoding="utf-8").read().strip()} for p in paths])
     frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+    if table == "agent_trials":  # items judge the study's strategy, not those compared with it
+        frame = study_rows(frame)
     return apply_retractions(frame, table, retractions)
 
 
