@@ -189,6 +189,26 @@ def test_an_arm_that_could_not_run_makes_the_item_unmeasurable_and_says_why():
     assert evidence.to_dict("records") == [{"arm": "b", "failed_rows": 4, "error": "W4A8 needs AMX"}]
 
 
+def test_a_refused_arm_makes_the_note_the_refusal_not_the_log_around_it():
+    from edgebench.isa import UnsupportedArm, require_kernel
+    from edgebench.items.verdict import evaluate
+
+    refusal = pytest.raises(UnsupportedArm, require_kernel, "int4_scaled_mm_cpu", {"avx2"}, "the arm").value
+    error = f"load failed: exited with 1; log tail:\nTraceback ...\nedgebench.isa.UnsupportedArm: {refusal}\n"
+    item = {
+        "id": "X",
+        "starts_from": {"table": "warm", "metric": "decode_tok_s", "arms": ["a", "b"]},
+        "expect": {"direction": "better"},
+        "verify": {"method": "paired_ratio"},
+    }
+    rows = [{"arm": "a", "status": "ok", "error": ""}, {"arm": "b", "status": "failed", "error": error}]
+    frame = pd.DataFrame(rows)
+    verdict, evidence, note = evaluate(item, frame, [])
+    assert verdict == "unmeasurable" and note == f"b could not run: {refusal}"
+    assert "lacks amx_int8, amx_tile, avx512f" in note and "Traceback" not in note
+    assert evidence["error"].iloc[0] == error  # the whole text stays in the evidence
+
+
 def test_an_int4_arm_refuses_to_load_by_the_flag_its_kernel_lacks():
     from edgebench.engines.vllm_engine import UnsupportedArm, check_supported
 

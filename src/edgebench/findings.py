@@ -52,9 +52,10 @@ def duet_lines(compare: pd.DataFrame) -> list[str]:
     ]
     for _, r in rows.iterrows():
         offset = r.get("core_offset", float("nan"))
+        shown = "none: one core" if pd.isna(offset) else f"{offset:+.3f}"  # interleaved pairs share a core
         lines.append(
             f"| {r['arm']} vs {r['baseline']} | {r['rounds']} | {r['ratio']:.3f} [{r['ci_low']:.3f}, "
-            f"{r['ci_high']:.3f}] | {r['sd_log']:.3f} | {r['mde']:.3f} | {offset:+.3f} |"
+            f"{r['ci_high']:.3f}] | {r['sd_log']:.3f} | {r['mde']:.3f} | {shown} |"
         )
     return lines
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import platform
+import re
 
 from edgebench.procfs import cpu_flags
 
@@ -52,6 +53,15 @@ KERNEL_NAMES = {
 
 class UnsupportedArm(RuntimeError):
     """The arm asks for something this machine cannot run; measuring anyway would mislabel it."""
+
+
+REFUSAL_SENTENCE = re.compile(r"UnsupportedArm: (.*?so the arm is not measured here[^\n]*)")
+
+
+def refusal_in(text: str) -> str | None:
+    """The CPU rule's refusal in a failure's text (a log tail around it), or None."""
+    found = REFUSAL_SENTENCE.search(text)
+    return found.group(1) if found else None
 
 
 def vllm_kernel(arm: dict, build: dict, flags: set[str]) -> str:

@@ -9,7 +9,9 @@ import pandas as pd
 
 from edgebench.agent.tables import study_rows
 from edgebench.charts import save_chart
+from edgebench.decision import root_cause
 from edgebench.io import write_parquet, write_text
+from edgebench.isa import refusal_in
 from edgebench.items.checks import JUDGES_FAILED_ARMS
 from edgebench.items.verify import METHODS
 from edgebench.retractions import apply_retractions
@@ -70,7 +72,10 @@ def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[
         evidence = METHODS[item["verify"]["method"]](frame, item)[1] if failed.empty else pd.DataFrame()
         return "retracted", evidence, note
     if not failed.empty:
-        note = "; ".join(f"{row.arm} could not run: {row.error}" for row in failed.itertuples())
+        note = "; ".join(
+            f"{row.arm} could not run: {refusal_in(row.error) or root_cause(row.error, 400)}"
+            for row in failed.itertuples()
+        )
         return "unmeasurable", failed, note
     verdict, evidence = METHODS[item["verify"]["method"]](frame, item)
     return verdict, evidence, ""
