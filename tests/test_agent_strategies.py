@@ -175,3 +175,13 @@ def test_an_item_reads_the_study_strategy_episodes_only(tmp_path):
     pd.concat(both, ignore_index=True).to_parquet(path)
     frame = load_evidence([str(path)], "agent_trials", [])
     assert len(frame) == 10 and set(frame["strategy"]) == {"check"}
+
+
+def test_the_agent_chart_has_a_row_per_arm_and_strategy(tmp_path):
+    from edgebench.charts import agent_chart
+
+    frame = pd.concat([REFERENCE_CHECK, REFERENCE_FREE, CANDIDATE_CHECK], ignore_index=True)
+    summary = pd.DataFrame(summary_rows(frame, "vllm/bf16"))
+    spec = agent_chart(summary).to_dict()  # altair validates the data and the encodings here
+    cells = {row["cell"] for row in spec["datasets"][next(iter(spec["datasets"]))]}
+    assert cells == {"vllm/bf16 (check)", "vllm/bf16 (free)", "vllm/int4 (check)"}

@@ -128,7 +128,7 @@ def agent_chart(frame: pd.DataFrame) -> alt.Chart:
     shown["cell"] = shown["arm"].where(strategy == "", shown["arm"] + " (" + strategy + ")")
     long = pd.concat(
         [
-            shown[["cell", "cell", "scope", "trials"]].assign(
+            shown[["arm", "cell", "scope", "trials"]].assign(
                 outcome=label,
                 rate=shown[f"{outcome}_rate"],
                 ci_low=shown[f"{outcome}_ci_low"],
@@ -145,7 +145,7 @@ def agent_chart(frame: pd.DataFrame) -> alt.Chart:
     bars = base.mark_bar().encode(
         x=alt.X("rate:Q", title="rate (Wilson 95% CI)", scale=alt.Scale(domain=[0, 1])),
         tooltip=[
-            "arm",
+            "cell",
             "scope",
             "outcome",
             "trials",
