@@ -4,7 +4,7 @@ import pytest
 
 from edgebench.bench.compare import compare_rows, gate_rows, paired_log_ratios
 from edgebench.bench.rep import straggler_reason
-from edgebench.bench.validity import blocks_of, validity_rows
+from edgebench.bench.validity import blocks_of, smallest_detected, validity_rows
 from edgebench.stats import paired_estimate
 
 GATES = {"tolerance": 0.025, "look_every": 2}
@@ -124,6 +124,16 @@ def test_validity_false_alarms_and_power_on_synthetic_calibration():
     effects = {"sleep": 0.05, "busy": 0.20}  # a claimed effect the session does not show
     rows = {r["arm"]: r for r in validity_rows(frame, calibration, GATES, effects)}
     assert not rows["busy"]["covers_effect"]
+
+
+def test_the_smallest_effect_detected_needs_every_kind_of_loss_of_that_size():
+    def power(effect, rate, blocks=20):
+        return {"check": "power", "effect": effect, "rate": rate, "blocks": blocks}
+
+    one_kind_short = [power(0.05, 0.8), power(0.05, 0.9), power(0.10, 0.95), power(0.20, 0.9)]
+    assert smallest_detected(one_kind_short) == 0.10
+    assert smallest_detected([power(0.05, 0.9), power(0.05, 0.95), power(0.1, 1.0)]) == 0.05
+    assert np.isnan(smallest_detected([power(0.05, 0.5), power(0.10, 0.9, blocks=0)]))
 
 
 def duet_session(rng, ratio: float, swaps: int, core_offset: float, sd: float) -> pd.DataFrame:

@@ -145,7 +145,12 @@ POWER_TARGET = 0.9
 
 
 def smallest_detected(rows: list[dict], target: float = POWER_TARGET) -> float:
-    """The smallest injected effect whose gate failed in at least `target` of its blocks (NaN when
-    none did): what this machine's harness can resolve."""
-    reached = [r["effect"] for r in rows if r["check"] == "power" and r["blocks"] and r["rate"] >= target]
+    """The smallest injected effect whose gate failed in at least `target` of its blocks for every
+    kind of injected loss at that size (a sleep and a busy-wait may differ), NaN when none did:
+    what this machine's harness can resolve."""
+    power = [r for r in rows if r["check"] == "power"]
+    effects = sorted({r["effect"] for r in power})
+    reached = [
+        e for e in effects if all(r["blocks"] and r["rate"] >= target for r in power if r["effect"] == e)
+    ]
     return min(reached) if reached else float("nan")
