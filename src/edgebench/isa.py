@@ -16,6 +16,8 @@ from edgebench.procfs import cpu_flags
 
 # The flags that decide which CPU kernels can run, lowest to highest.
 ISA_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8")
+# What the engines' AMX int8 code paths (vLLM's W4A8 GEMM, ggml's AMX matmul) are chosen by.
+AMX_INT8 = frozenset({"amx_tile", "amx_int8"})
 
 # kernel -> the flags it executes; the engines pick these kernels, so an arm is refused by this rule.
 KERNEL_FLAGS: dict[str, frozenset[str]] = {
@@ -35,11 +37,15 @@ KERNEL_FLAGS: dict[str, frozenset[str]] = {
     "hf_torch": frozenset(),
 }
 
-# kernel -> (the flag whose presence selects a known-broken path, why): refused on such a CPU.
+# kernel -> (the flag whose presence selects a known-broken path, why and what to do instead):
+# refused on such a CPU.
 KERNEL_BROKEN_WITH: dict[str, tuple[str, str]] = {
     # ggml's AMX matmul builds its tile configuration on the stack, where the compiler may drop it;
     # the first tile instruction then faults even with tile permission granted (llama.cpp PR #26954).
-    "llamacpp_cpu_amx": ("amx_tile", "ggml's AMX path dies with SIGILL (invalid tile config)"),
+    "llamacpp_cpu_amx": (
+        "amx_tile",
+        "ggml's AMX path dies with SIGILL (invalid tile config); set use_extra_bufts: false",
+    ),
 }
 
 
@@ -76,7 +82,7 @@ def vllm_kernel(arm: dict, build: dict, flags: set[str]) -> str:
         return "w4a8_emulated"
     w4a8 = arm.get("int4_w4a8")
     if w4a8 is None:  # vLLM's default: W4A8 where its AMX kernel can run
-        w4a8 = {"amx_tile", "amx_int8"} <= flags
+        w4a8 = AMX_INT8 <= flags
     return "int4_scaled_mm_cpu" if w4a8 else "cpu_gemm_wna16"
 
 
@@ -85,7 +91,7 @@ def llamacpp_kernel(arm: dict, build: dict, flags: set[str]) -> str:
     ggml's AMX path where the CPU has AMX (else they repack weights for AVX2/AVX-512)."""
     if not arm.get("use_extra_bufts"):
         return "llamacpp_cpu"
-    return "llamacpp_cpu_amx" if {"amx_tile", "amx_int8"} <= flags else "llamacpp_cpu_repacked"
+    return "llamacpp_cpu_amx" if AMX_INT8 <= flags else "llamacpp_cpu_repacked"
 
 
 def hf_kernel(arm: dict, build: dict, flags: set[str]) -> str:
@@ -121,8 +127,8 @@ def require_kernel(kernel: str, flags: set[str], arm_name: str = "the arm") -> N
     if broken and broken[0] in flags:
         raise UnsupportedArm(
             f"{arm_name} runs {KERNEL_NAMES.get(kernel, kernel)}, kernel {kernel}, which needs "
-            f"no {broken[0]}; this CPU has {broken[0]} in /proc/cpuinfo and {broken[1]}, "
-            "so the arm is not measured here (set use_extra_bufts: false)"
+            f"no {broken[0]}; this CPU has {broken[0]} in /proc/cpuinfo, so the arm is not measured "
+            f"here: {broken[1]}"
         )
     missing = missing_flags(kernel, flags)
     if missing:

@@ -88,7 +88,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
     identity = arm_row(config, arm_name, code_digest=code_digest)
     others = settings.get("other_strategies", []) if arm_name == settings["arms"][0] else []
     strategies = [settings["strategy"], *others]
-    start, frames, engine = time.perf_counter(), [], None
+    start, frames = time.perf_counter(), []
     try:
         engine = _loaded_engine(arm, build_dir, settings, len(tasks))
         for strategy in strategies:

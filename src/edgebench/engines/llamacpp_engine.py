@@ -54,8 +54,9 @@ class LlamaCppEngine:
 
         threads = int(arm.get("threads", 1))
         extra_bufts = bool(arm.get("use_extra_bufts", False))
-        self.kernel = llamacpp_kernel(arm, {}, cpu_flags())
-        require_kernel(self.kernel, cpu_flags(), arm.get("name", "the arm"))
+        flags = cpu_flags()
+        self.kernel = llamacpp_kernel(arm, {}, flags)
+        require_kernel(self.kernel, flags, arm.get("name", "the arm"))
         with _model_params(extra_bufts):
             self.llm = Llama(
                 model_path=f"{build_dir}/model.gguf",
