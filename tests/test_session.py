@@ -13,7 +13,7 @@ import pytest
 
 from edgebench.bench.session import SessionSettings, round_order, run_session
 
-from .conftest import hf_spec
+from .conftest import TINY_MODEL, hf_spec
 
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
 
@@ -121,15 +121,36 @@ def hogging(cores_each, low_priority=True):
             hog.kill()
 
 
-def _duet(tiny_model, tmp_path, rounds):
+# Four layers instead of the tiny model's one: each decode step costs milliseconds of arithmetic
+# rather than a fraction of one, so the faster arm's sample stays above a second on a fast CPU too.
+DUET_MODEL = {
+    **TINY_MODEL,
+    "hidden_size": 256,
+    "intermediate_size": 512,
+    "layers": 4,
+    "heads": 4,
+    "kv_heads": 4,
+}
+
+
+@pytest.fixture(scope="module")
+def duet_model(tmp_path_factory):
+    from edgebench.models.reference import build_reference
+
+    out = tmp_path_factory.mktemp("models") / "duet"
+    build_reference(DUET_MODEL, out)
+    return out
+
+
+def _duet(model_dir, tmp_path, rounds):
     # samples long enough that one 10 ms clock tick of foreign time is a small share of them (the
     # faster arm's one second is 100 ticks); the limit sits between what the old guard charged the
     # faster arm (most of its partner's extra time) and what an arm's own interval holds under a
     # low-priority loop (a few percent)
     long = {**BENCH, "max_model_len": 2048}
     specs = {
-        "hf/fast": hf_spec(tiny_model, {**long, "decode_tokens": 400}),
-        "hf/slow": hf_spec(tiny_model, {**long, "prefill_tokens": 128, "decode_tokens": 1600}),
+        "hf/fast": hf_spec(model_dir, {**long, "decode_tokens": 600}),
+        "hf/slow": hf_spec(model_dir, {**long, "prefill_tokens": 128, "decode_tokens": 1600}),
     }
     settings = SessionSettings(
         rounds=rounds,
@@ -143,11 +164,11 @@ def _duet(tiny_model, tmp_path, rounds):
     return run_session(specs, settings, tmp_path, progress=lambda message: None)
 
 
-def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(tiny_model, tmp_path):
+def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(duet_model, tmp_path):
     """A low-priority busy loop on every core takes what an arm leaves idle; the arm that finishes
     first must not be charged for the time its partner still runs."""
     with hogging([[0], [1]]):
-        rows = _duet(tiny_model, tmp_path, rounds=2)
+        rows = _duet(duet_model, tmp_path, rounds=2)
     fast = [r for r in rows if r["arm"] == "hf/fast"]
     slow = [r for r in rows if r["arm"] == "hf/slow"]
     assert all(f["wall_s"] < s["wall_s"] for f, s in zip(fast, slow, strict=True))  # fast finishes first
@@ -155,9 +176,9 @@ def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(tiny_mod
     assert [r["status"] for r in fast] == [r["status"] for r in slow] == ["ok", "ok"], rows
 
 
-def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(tiny_model, tmp_path):
+def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(duet_model, tmp_path):
     with hogging([[0]], low_priority=False):
-        rows = _duet(tiny_model, tmp_path, rounds=2)
+        rows = _duet(duet_model, tmp_path, rounds=2)
     assert {r["core"] for r in rows if r["status"] == "contended"} == {0}
     assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
     assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
