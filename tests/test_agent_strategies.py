@@ -185,3 +185,53 @@ def test_the_agent_chart_has_a_row_per_arm_and_strategy(tmp_path):
     spec = agent_chart(summary).to_dict()  # altair validates the data and the encodings here
     cells = {row["cell"] for row in spec["datasets"][next(iter(spec["datasets"]))]}
     assert cells == {"vllm/bf16 (check)", "vllm/bf16 (free)", "vllm/int4 (check)"}
+
+
+def test_the_verify_threshold_is_the_lowest_that_keeps_false_yeses_under_the_cap():
+    from edgebench.agent.verify import choose_threshold
+
+    not_done = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    done = [0.2, 0.6, 1.2, 2.2, 2.8, 3.5]
+    calibration = choose_threshold(done, not_done, 0.2)  # at most 2 of 10 not-done screens say yes
+    assert calibration.threshold == 2.0 and calibration.yes_on_not_done == 2
+    assert calibration.yes_on_done == 3  # 2.2, 2.8, 3.5
+    assert choose_threshold(done, not_done, 0.85).threshold == -1.0  # 8 of 10 allowed
+    everything = choose_threshold(done, [-5.0], 0.5)
+    assert everything.threshold == -5.0 and everything.yes_on_done == len(done)
+    row = calibration.row()
+    assert row["verify_false_yes_rate"] == pytest.approx(0.2)
+    assert row["verify_hit_low"] < 0.5 < row["verify_hit_high"]
+
+
+class ScoringEngine:
+    """A fake engine for the verify check: the score is read from the prompt's goal; a prompt that
+    holds "refuse" makes the whole call fail, as a tokenizer error would."""
+
+    def choice_logprobs(self, prompts, prefix, choices):
+        if any("refuse" in p for p in prompts):
+            raise ValueError("the tokenizer refused a prompt")
+        return [[float(p.split("score ")[1].split(".")[0]), 0.0] for p in prompts]
+
+
+def test_verify_ends_the_episodes_over_the_threshold_and_a_refused_prompt_fails_alone():
+    from types import SimpleNamespace
+
+    from edgebench.agent.llm import verified
+
+    def episode(acted=True):
+        return SimpleNamespace(history=[{"action": "wait"}] if acted else [], error="")
+
+    goals = ["score 3.", "score 1.", "score 5 refuse.", "score 9."]
+    active = [episode(), episode(), episode(), episode(acted=False)]
+    batch = [(SimpleNamespace(goal=goal), [], []) for goal in goals]
+    done = verified(active, batch, ScoringEngine(), threshold=2.0)
+    assert done == {0}  # 1 is under the threshold; 3 has not acted yet, so is not asked
+    assert "refused" in active[2].error and not active[0].error and not active[1].error
+
+
+def test_the_summary_carries_the_verify_calibration_of_its_arm():
+    verify = trials("vllm/bf16", "verify", [True, False]).assign(verify_threshold=0.25, verify_hit_rate=0.7)
+    frame = pd.concat([verify, REFERENCE_FREE], ignore_index=True)
+    summary = pd.DataFrame(summary_rows(frame, "vllm/bf16")).set_index(["arm", "strategy", "scope"])
+    assert summary.loc[("vllm/bf16", "verify", "all"), "verify_threshold"] == 0.25
+    assert pd.isna(summary.loc[("vllm/bf16", "free", "all"), "verify_threshold"])

@@ -132,3 +132,22 @@ def test_the_completion_check_decodes_to_yes_or_no_on_a_real_engine(engine):
     for reply in replies:
         value = json.loads(reply)
         assert value["done"] in ("yes", "no") and said_done(reply) == (value["done"] == "yes")
+
+
+def test_verify_calibrates_a_threshold_and_runs_trials_on_a_real_engine(engine):
+    """The `verify` strategy's scores come from one forward pass each (log P(Yes) - log P(No) of
+    the first reply token); the arm's threshold keeps the calibration's false yeses under the cap,
+    and trials under it end with rows as any strategy's do."""
+    import math
+
+    from edgebench.agent.verify import calibrate, calibration_screens, scores, verify_prompt
+
+    screens = calibration_screens(1)
+    values = scores(engine, [verify_prompt(goal, elements) for goal, elements, _ in screens[:6]])
+    assert len(values) == 6 and all(math.isfinite(v) for v in values)
+    calibration = calibrate(engine, 1, 0.2)
+    assert calibration.done_screens > 0 and calibration.not_done_screens > calibration.done_screens
+    assert calibration.yes_on_not_done <= 0.2 * calibration.not_done_screens
+    sampling = {**SAMPLING, "strategy": "verify", "verify_threshold": calibration.threshold}
+    rows = run_llm_trials(engine, suite(1)[:2], 1, sampling, print)
+    assert len(rows) == 2 and all(row["episode_error"] == "" for row in rows)

@@ -11,6 +11,7 @@ from edgebench.agent.episode import run_policy
 from edgebench.agent.llm import batching_speedup, run_llm_trials
 from edgebench.agent.policies import BASELINES
 from edgebench.agent.tasks import suite
+from edgebench.agent.verify import calibrate
 from edgebench.models.source import model_name
 from edgebench.provenance import digest_json, provenance
 from edgebench.rows import arm_row
@@ -92,11 +93,13 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
     try:
         engine = _loaded_engine(arm, build_dir, settings, len(tasks))
         for strategy in strategies:
-            rows, wall_s = _timed_trials(engine, tasks, settings, strategy)
+            sampling, calibration = strategy_sampling(engine, settings, strategy)
+            rows, wall_s = _timed_trials(engine, tasks, sampling)
             study = strategy == settings["strategy"]
             cell = {**identity, "strategy": strategy, "study_strategy": study, "strategy_wall_s": wall_s}
+            cell.update(calibration)
             if study:  # the batching figure: the study strategy's only
-                _measure_batching(engine, tasks, settings, rows, arm_name, arm, cell)
+                _measure_batching(engine, tasks, sampling, rows, arm_name, arm, cell)
             frames.append(_with_identity(rows, cell))
         engine.close()
     except Exception as error:  # failures are rows
@@ -134,14 +137,30 @@ def agent_engine_options(settings: dict, tasks: int) -> dict:
     }
 
 
-def _timed_trials(engine, tasks: list, settings: dict, strategy: str) -> tuple[list[dict], float]:
+def strategy_sampling(engine, settings: dict, strategy: str) -> tuple[dict, dict]:
+    """The sampling settings of one strategy, and the columns its rows carry: `verify` first sets
+    this arm's threshold on the held-out calibration screens (its figures go on every row)."""
+    sampling = {**settings, "strategy": strategy}
+    if strategy != "verify":
+        return sampling, {}
+    start = time.perf_counter()
+    calibration = calibrate(engine, settings["instances"], settings["verify_false_yes"])
+    columns = {**calibration.row(), "verify_calibration_s": time.perf_counter() - start}
+    print(
+        f"verify threshold {calibration.threshold:+.3f}: yes on {calibration.yes_on_done}/"
+        f"{calibration.done_screens} done screens, {calibration.yes_on_not_done}/"
+        f"{calibration.not_done_screens} not-done screens",
+        flush=True,
+    )
+    return {**sampling, "verify_threshold": calibration.threshold}, columns
+
+
+def _timed_trials(engine, tasks: list, sampling: dict) -> tuple[list[dict], float]:
     """Every (task, trial) under one strategy in one lockstep batch, and the batch's wall time."""
-    print(f"strategy {strategy}: {len(tasks) * settings['trials']} episodes", flush=True)
+    print(f"strategy {sampling['strategy']}: {len(tasks) * sampling['trials']} episodes", flush=True)
     engine.reset_prefix_cache()  # each strategy from an empty cache, as the first after loading
     start = time.perf_counter()
-    rows = run_llm_trials(
-        engine, tasks, settings["trials"], {**settings, "strategy": strategy}, progress=print
-    )
+    rows = run_llm_trials(engine, tasks, sampling["trials"], sampling, progress=print)
     return rows, time.perf_counter() - start
 
 

@@ -9,10 +9,12 @@ from edgebench.agent.action_schema import action_schema
 from edgebench.agent.episode import Episode, _device, result_row, run_lockstep, step_budget
 from edgebench.agent.policies import check_prompt, first_json_object, llm_prompt, prompt_elements
 from edgebench.agent.tasks import Task
+from edgebench.agent.verify import scores, verify_prompt
 
-# Strategies that decode each action under the screen's JSON schema; `check` also asks, after
-# every action, whether the screen shows the goal done (a yes ends the episode as complete).
-STRUCTURED = ("structured", "check")
+# Strategies that decode each action under the screen's JSON schema; `check` and `verify` also
+# ask, after every action, whether the screen shows the goal done (a yes ends the episode as
+# complete): `check` samples a JSON yes/no, `verify` reads a calibrated score (agent/verify.py).
+STRUCTURED = ("structured", "check", "verify")
 CHECK_SCHEMA = {
     "type": "object",
     "properties": {"done": {"enum": ["yes", "no"]}},
@@ -50,7 +52,7 @@ def run_llm_trials(
     def decide(batch):
         step["n"] += 1
         active = [e for e in episodes if e.active]  # the same order run_lockstep built the batch in
-        done = completion_checks(active, batch, engine, seeds, sampling) if strategy == "check" else set()
+        done = finished(strategy, active, batch, engine, seeds, sampling)
         prompts = [
             built_prompt(e, llm_prompt, item[0].goal, item[1], item[2])
             for e, item in zip(active, batch, strict=True)
@@ -73,6 +75,36 @@ def run_llm_trials(
         row["sampling_seed"] = seeds[id(episode)]
         rows.append(row)
     return rows
+
+
+def finished(strategy: str, active: list, batch: list, engine, seeds: dict, sampling: dict) -> set[int]:
+    """The indices of the episodes the strategy's completion check ends as complete this step."""
+    if strategy == "check":
+        return completion_checks(active, batch, engine, seeds, sampling)
+    if strategy == "verify":
+        return verified(active, batch, engine, float(sampling["verify_threshold"]))
+    return set()
+
+
+def verified(active: list, batch: list, engine, threshold: float) -> set[int]:
+    """The `verify` strategy: every episode that has acted gets a score for "is the goal achieved
+    on this screen?" in one batched forward pass; a score above the arm's threshold ends it."""
+    asked = [i for i, e in enumerate(active) if e.history]
+    prompts = {i: built_prompt(active[i], verify_prompt, batch[i][0].goal, batch[i][1]) for i in asked}
+    asked = [i for i in asked if prompts[i] is not None]
+    try:
+        values = scores(engine, [prompts[i] for i in asked])
+    except Exception:  # noqa: BLE001 - one at a time, so only a refused prompt's episode fails
+        values = [score_alone(engine, prompts[i], active[i]) for i in asked]
+    return {i for i, value in zip(asked, values, strict=True) if value > threshold}
+
+
+def score_alone(engine, prompt: str, episode) -> float:
+    try:
+        return scores(engine, [prompt])[0]
+    except Exception as error:  # noqa: BLE001 - this episode alone fails, with its error
+        episode.error = f"engine refused the check prompt: {type(error).__name__}: {str(error)[:200]}"
+        return float("-inf")
 
 
 def completion_checks(active: list, batch: list, engine, seeds: dict, sampling: dict) -> set[int]:

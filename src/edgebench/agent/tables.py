@@ -83,10 +83,18 @@ def summary_rows(trials: pd.DataFrame, reference_arm: str | None) -> list[dict]:
                 **_rate_columns(part, "reached"),
                 "invalid_per_step": float(part["invalid_actions"].sum() / max(part["steps"].sum(), 1)),
                 "s_per_step": _seconds_per_step(frame),
+                **_calibration_columns(frame),
                 **_mcnemar_columns(part, _scope(reference, scope), arm, reference_arm),
             }
             rows.append(row)
     return rows
+
+
+def _calibration_columns(frame: pd.DataFrame) -> dict:
+    """The verify strategy's calibration on its arm (threshold, hit and false-yes rates with their
+    intervals): one set per arm and strategy, the same on every row of it."""
+    columns = [c for c in frame.columns if c.startswith("verify_")]
+    return {c: frame[c].iloc[0] for c in columns if frame[c].notna().any()}
 
 
 def _seconds_per_step(frame: pd.DataFrame) -> float:

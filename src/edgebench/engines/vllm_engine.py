@@ -225,6 +225,33 @@ class VllmEngine:
         outputs = self.llm.generate(texts, params, use_tqdm=False)
         return [reply_prefix + out.outputs[0].text for out in outputs]
 
+    def choice_logprobs(self, prompts: list[str], reply_prefix: str, choices: list[str]) -> list[list[float]]:
+        """For each user prompt, the log-probability of each choice's first token as the next token
+        after the chat template and `reply_prefix` (one forward pass, nothing sampled). A choice
+        outside the top `max_logprobs` gets the smallest listed value, an upper bound."""
+        from vllm import SamplingParams
+
+        tokenizer = self.llm.get_tokenizer()
+        texts = [
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
+            )
+            + reply_prefix
+            for p in prompts
+        ]
+        ids = [tokenizer.encode(choice, add_special_tokens=False)[0] for choice in choices]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"choices {choices} share their first token")
+        topk = self.llm.llm_engine.model_config.max_logprobs
+        params = SamplingParams(temperature=0.0, max_tokens=1, logprobs=topk, detokenize=False)
+        outputs = self.llm.generate(texts, params, use_tqdm=False)
+        scores = []
+        for out in outputs:
+            listed = {token: entry.logprob for token, entry in out.outputs[0].logprobs[0].items()}
+            floor = min(listed.values())
+            scores.append([listed.get(token, floor) for token in ids])
+        return scores
+
     def reset_prefix_cache(self) -> None:
         """Forget every cached prompt block, so the next requests start from the state a freshly
         loaded engine is in."""
