@@ -469,3 +469,20 @@ def test_a_calibration_on_a_few_blocks_decides_nothing():
     assert calibration(checks(20, 0, 19), item)[0] == "confirmed"
     assert calibration(checks(20, 3, 19), item)[0] == "refuted"
     assert calibration(checks(2, 0, 2), {"verify": {**item["verify"], "min_blocks": 2}})[0] == "confirmed"
+
+
+def test_no_difference_refutes_a_drop_only_when_the_reference_had_that_much_to_lose():
+    # 88 pairs, 7 discordant (3 and 4): a 0.2 drop would have shown.
+    def pairs(reference_successes):
+        ref = [(True, True)] * reference_successes + [(False, False)] * (88 - reference_successes)
+        cand = [(True, False)] * 4 + [(True, True)] * (reference_successes - 4)
+        cand += [(True, True)] * 3 + [(False, False)] * (88 - reference_successes - 3)
+        return agent_pairs(ref, cand)
+
+    verdict, evidence, why = evaluate(agent_item("success", "worse"), pairs(40), [])
+    assert verdict == "refuted" and evidence["detectable_difference"].item() < 0.2 and why == ""
+    verdict, _, why = evaluate(agent_item("success", "worse"), pairs(9), [])  # completes 0.10
+    assert verdict == "inconclusive" and "0.10" in why and "lose" in why
+    without = agent_item("success", "worse")
+    del without["verify"]["detectable_max"]
+    assert evaluate(without, pairs(40), [])[0] == "inconclusive"

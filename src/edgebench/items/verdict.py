@@ -78,7 +78,8 @@ def evaluate(item: dict, frame: pd.DataFrame, retractions: list[dict]) -> tuple[
         )
         return "unmeasurable", failed, note
     verdict, evidence = METHODS[item["verify"]["method"]](frame, item)
-    return verdict, evidence, ""
+    why = evidence.pop("why").iloc[0] if "why" in evidence and not evidence.empty else ""
+    return verdict, evidence, why
 
 
 def evidence_chart(item: dict, evidence: pd.DataFrame) -> alt.Chart:

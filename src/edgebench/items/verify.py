@@ -164,18 +164,33 @@ def mcnemar(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
             }
         ]
     )
-    if not pairs.pairs:
-        return "inconclusive", evidence
-    differs = p < alpha
-    observed = "same" if not differs else ("better" if only_cand > only_ref else "worse")
+    verdict, why = mcnemar_verdict(pairs, p < alpha, detectable, item)
+    return verdict, evidence.assign(why=why)
+
+
+def mcnemar_verdict(pairs, differs: bool, detectable: float, item: dict) -> tuple[str, str]:
+    """The verdict on paired outcomes and, when it is inconclusive, why. No difference refutes a
+    claimed direction (and confirms "same") only when these pairs could have seen one of
+    `detectable_max` and the reference had that much to lose (or, for "better", to gain)."""
     expected = item["expect"]["direction"]
-    if not differs and expected != "same":
-        return "inconclusive", evidence
-    if not differs and detectable > item["verify"].get("detectable_max", 1.0):
-        return "inconclusive", evidence  # no difference seen, but one this size could have hidden
-    if not differs and pairs.reference_rate == 0.0:
-        return "inconclusive", evidence  # a floor: the reference never succeeds, so it had nothing to lose
-    return ("confirmed" if observed == expected else "refuted"), evidence
+    if not pairs.pairs:
+        return "inconclusive", "no paired episodes"
+    if differs:
+        observed = "better" if pairs.only_arm > pairs.only_reference else "worse"
+        return ("confirmed" if observed == expected else "refuted"), ""
+    size = item["verify"].get("detectable_max")
+    if size is None and expected != "same":
+        return "inconclusive", "no difference seen, and the item sets no detectable_max to refute it"
+    if size is not None and detectable > size:  # no difference seen, but one this size could hide
+        return "inconclusive", f"no difference seen; these pairs detect {detectable:.2f}, not {size:.2f}"
+    room = 1 - pairs.reference_rate if expected == "better" else pairs.reference_rate
+    if room == 0.0 or (size is not None and room < size):  # a floor: nothing to lose (or gain)
+        change = "gain" if expected == "better" else "lose"
+        return "inconclusive", (
+            f"the reference's rate is {pairs.reference_rate:.2f}, so it cannot {change} "
+            f"{size or 0:.2f}: no difference of that size could be tested"
+        )
+    return ("confirmed" if expected == "same" else "refuted"), ""
 
 
 MIN_BLOCKS = 20  # the calibration study's floor: fewer blocks leave a rate's interval too wide
