@@ -188,6 +188,17 @@ class VllmEngine:
             for window, out in zip(windows, outputs, strict=True)
         ]
 
+    def chat_texts(self, prompts: list[str], reply_prefix: str) -> list[str]:
+        """User prompts through the build's own chat template, each reply started with the prefix."""
+        tokenizer = self.llm.get_tokenizer()
+        return [
+            tokenizer.apply_chat_template(
+                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
+            )
+            + reply_prefix
+            for p in prompts
+        ]
+
     def chat(
         self,
         prompts: list[str],
@@ -202,14 +213,7 @@ class VllmEngine:
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
-        tokenizer = self.llm.get_tokenizer()
-        texts = [
-            tokenizer.apply_chat_template(
-                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
-            )
-            + reply_prefix
-            for p in prompts
-        ]
+        texts = self.chat_texts(prompts, reply_prefix)
         params = [
             SamplingParams(
                 temperature=float(sampling["temperature"]),
@@ -232,13 +236,7 @@ class VllmEngine:
         from vllm import SamplingParams
 
         tokenizer = self.llm.get_tokenizer()
-        texts = [
-            tokenizer.apply_chat_template(
-                [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
-            )
-            + reply_prefix
-            for p in prompts
-        ]
+        texts = self.chat_texts(prompts, reply_prefix)
         ids = [tokenizer.encode(choice, add_special_tokens=False)[0] for choice in choices]
         if len(set(ids)) != len(ids):
             raise ValueError(f"choices {choices} share their first token")
