@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edgebench.agent.episode import Episode, _device, apply
+from edgebench.agent.episode import Episode, _device, run_lockstep
 from edgebench.agent.policies import APP_NAMES, ScriptedPolicy, prompt_elements
 from edgebench.agent.tasks import suite
-from edgebench.agent.uixml import Element, parse_hierarchy
+from edgebench.agent.uixml import Element
 from edgebench.stats import wilson_interval
 
 ANSWERS = ["Yes", "No"]
@@ -55,18 +55,27 @@ def calibration_screens(instances: int) -> list[tuple[str, list[Element], bool]]
     goal does not hold (False). Tasks that end infeasible have no done screen and are left out."""
     screens = []
     for task in suite(instances, CALIBRATION_SUITE):
-        if task.kind.expected_status != "complete":
-            continue
-        episode = Episode(task, 0, 100, _device(task))
-        policy = ScriptedPolicy(task)
-        while episode.active:
-            elements = parse_hierarchy(episode.device.observe())
-            action = policy(elements, episode.history)
-            if episode.history and action["action"] == "status":
-                screens.append((task.goal, elements, True))
-            elif episode.history and not task.goal_met(episode.device.snapshot()):
-                screens.append((task.goal, elements, False))
-            apply(episode, action)
+        if task.kind.expected_status == "complete":
+            screens += _scripted_screens(task)
+    return screens
+
+
+def _scripted_screens(task) -> list[tuple[str, list[Element], bool]]:
+    """One scripted episode of the task, run as any episode is, recording its labelled screens."""
+    episode = Episode(task, 0, 100, _device(task))
+    policy = ScriptedPolicy(task)
+    screens = []
+
+    def decide(batch):
+        _, elements, history = batch[0]
+        action = policy(elements, history)
+        if history and action["action"] == "status":
+            screens.append((task.goal, elements, True))
+        elif history and not task.goal_met(episode.device.snapshot()):
+            screens.append((task.goal, elements, False))
+        return [action]
+
+    run_lockstep([episode], decide)
     return screens
 
 

@@ -184,11 +184,14 @@ def mcnemar_verdict(pairs, differs: bool, detectable: float, item: dict) -> tupl
     if size is not None and detectable > size:  # no difference seen, but one this size could hide
         return "inconclusive", f"no difference seen; these pairs detect {detectable:.2f}, not {size:.2f}"
     room = 1 - pairs.reference_rate if expected == "better" else pairs.reference_rate
-    if room == 0.0 or (size is not None and room < size):  # a floor: nothing to lose (or gain)
-        change = "gain" if expected == "better" else "lose"
+    change = "gain" if expected == "better" else "lose"
+    if room == 0.0:  # a floor (or ceiling): the reference had nothing to lose (or gain)
+        rate = pairs.reference_rate
+        return "inconclusive", f"the reference's rate is {rate:.2f}: it had nothing to {change}"
+    if size is not None and room < size:
         return "inconclusive", (
             f"the reference's rate is {pairs.reference_rate:.2f}, so it cannot {change} "
-            f"{size or 0:.2f}: no difference of that size could be tested"
+            f"{size:.2f}: no difference of that size could be tested"
         )
     return ("confirmed" if expected == "same" else "refuted"), ""
 
