@@ -8,7 +8,7 @@ import traceback
 import pandas as pd
 
 from edgebench.agent.episode import run_policy
-from edgebench.agent.llm import batching_speedup, run_llm_trials
+from edgebench.agent.llm import VERIFIED, batching_speedup, run_llm_trials
 from edgebench.agent.policies import BASELINES
 from edgebench.agent.tasks import suite
 from edgebench.agent.verify import calibrate
@@ -138,10 +138,10 @@ def agent_engine_options(settings: dict, tasks: int) -> dict:
 
 
 def strategy_sampling(engine, settings: dict, strategy: str) -> tuple[dict, dict]:
-    """The sampling settings of one strategy, and the columns its rows carry: `verify` first sets
+    """The sampling settings of one strategy, and the columns its rows carry: `verify` and `guided` first set
     this arm's threshold on the held-out calibration screens (its figures go on every row)."""
     sampling = {**settings, "strategy": strategy}
-    if strategy != "verify":
+    if strategy not in VERIFIED:
         return sampling, {}
     start = time.perf_counter()
     calibration = calibrate(engine, settings["instances"], settings["verify_false_yes"])

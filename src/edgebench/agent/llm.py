@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-from edgebench.agent.action_schema import action_schema
+from edgebench.agent.action_schema import action_pattern, action_schema
 from edgebench.agent.episode import Episode, _device, result_row, run_lockstep, step_budget
+from edgebench.agent.guided import History, guided_prompt, routes
 from edgebench.agent.policies import check_prompt, first_json_object, llm_prompt, prompt_elements
 from edgebench.agent.tasks import Task
 from edgebench.agent.verify import scores, verify_prompt
@@ -14,7 +15,8 @@ from edgebench.agent.verify import scores, verify_prompt
 # Strategies that decode each action under the screen's JSON schema; `check` and `verify` also
 # ask, after every action, whether the screen shows the goal done (a yes ends the episode as
 # complete): `check` samples a JSON yes/no, `verify` reads a calibrated score (agent/verify.py).
-STRUCTURED = ("structured", "check", "verify")
+STRUCTURED = ("structured", "check", "verify", "guided")
+VERIFIED = ("verify", "guided")  # the strategies whose completion check is verify's calibrated score
 CHECK_SCHEMA = {
     "type": "object",
     "properties": {"done": {"enum": ["yes", "no"]}},
@@ -48,24 +50,27 @@ def run_llm_trials(
     step = {"n": 0}
     strategy = sampling.get("strategy", "free")
     structured = strategy in STRUCTURED
+    history = History() if strategy == "guided" else None
 
     def decide(batch):
         step["n"] += 1
         active = [e for e in episodes if e.active]  # the same order run_lockstep built the batch in
         done = finished(strategy, active, batch, engine, seeds, sampling)
-        prompts = [
-            built_prompt(e, llm_prompt, item[0].goal, item[1], item[2])
-            for e, item in zip(active, batch, strict=True)
-        ]
-        live = [i for i, p in enumerate(prompts) if p is not None and i not in done]
-        schemas = [screen_schema(batch[i][1]) for i in live] if structured else None
+        routed = routes(engine, active, batch, history) if history is not None else {}
+        prompts = [action_prompt(e, item, history) for e, item in zip(active, batch, strict=True)]
+        live = [i for i, p in enumerate(prompts) if p is not None and i not in done and i not in routed]
+        spaces = [action_space(active[i], batch[i][1], strategy, history) for i in live]
+        schemas = spaces if structured else None
         replies = chat_each(
             [prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling, schemas
         )
         progress(f"step {step['n']}: {len(batch)} active episodes, {len(done)} checked done")
-        decisions: list = [dict(COMPLETE) if i in done else None for i in range(len(batch))]
+        decisions: list = [dict(COMPLETE) if i in done else routed.get(i) for i in range(len(batch))]
         for i, reply in zip(live, replies, strict=True):
             decisions[i] = first_json_object(reply) if reply is not None else None
+        if history is not None:
+            for e, item, decision in zip(active, batch, decisions, strict=True):
+                history.acted(id(e), item[1], decision)
         return decisions
 
     run_lockstep(episodes, decide)
@@ -77,11 +82,21 @@ def run_llm_trials(
     return rows
 
 
+def action_prompt(episode, item: tuple, history: History | None) -> str | None:
+    """The episode's action prompt: `guided`'s (demonstrations, a history naming what each action
+    acted on) when there is a history to keep, else the plain one."""
+    task, elements, past = item
+    if history is None:
+        return built_prompt(episode, llm_prompt, task.goal, elements, past)
+    history.observe(id(episode), elements)
+    return built_prompt(episode, guided_prompt, task, elements, history.recent(id(episode)))
+
+
 def finished(strategy: str, active: list, batch: list, engine, seeds: dict, sampling: dict) -> set[int]:
     """The indices of the episodes the strategy's completion check ends as complete this step."""
     if strategy == "check":
         return completion_checks(active, batch, engine, seeds, sampling)
-    if strategy == "verify":
+    if strategy in VERIFIED:
         return verified(active, batch, engine, float(sampling["verify_threshold"]))
     return set()
 
@@ -150,6 +165,16 @@ def screen_schema(elements) -> dict:
     """The action schema of the screen an episode is shown (the indices its prompt lists)."""
     shown = prompt_elements(elements)
     return action_schema([e.index for e in shown], [e.index for e in shown if e.editable])
+
+
+def action_space(episode, elements, strategy: str, history: History | None) -> dict | str:
+    """The episode's action space on this screen: the JSON schema, or under `guided` a pattern
+    over the spaced JSON its prompt shows, less what the episode already tried on this screen."""
+    if strategy != "guided" or history is None:
+        return screen_schema(elements)
+    shown = prompt_elements(elements)
+    excluded = history.excluded(id(episode), elements)
+    return action_pattern([e.index for e in shown], [e.index for e in shown if e.editable], excluded=excluded)
 
 
 def chat_each(

@@ -211,7 +211,6 @@ class VllmEngine:
         starts with `reply_prefix` (returned as part of the text) and ends at a `stop` string; with
         `schemas`, each reply is decoded under its own JSON schema (structured outputs)."""
         from vllm import SamplingParams
-        from vllm.sampling_params import StructuredOutputsParams
 
         texts = self.chat_texts(prompts, reply_prefix)
         params = [
@@ -222,12 +221,24 @@ class VllmEngine:
                 seed=seed,
                 stop=sampling.get("stop") or None,
                 include_stop_str_in_output=True,
-                structured_outputs=StructuredOutputsParams(json=schema) if schema else None,
+                structured_outputs=self.structured(schema),
             )
             for seed, schema in zip(seeds, schemas or [None] * len(seeds), strict=True)
         ]
         outputs = self.llm.generate(texts, params, use_tqdm=False)
         return [reply_prefix + out.outputs[0].text for out in outputs]
+
+    @staticmethod
+    def structured(schema: dict | str | None):
+        """vLLM's structured-output request for one reply: a JSON schema (a dict) or a regular
+        expression (a string), or none."""
+        from vllm.sampling_params import StructuredOutputsParams
+
+        if not schema:
+            return None
+        if isinstance(schema, str):
+            return StructuredOutputsParams(regex=schema)
+        return StructuredOutputsParams(json=schema)
 
     def choice_logprobs(self, prompts: list[str], reply_prefix: str, choices: list[str]) -> list[list[float]]:
         """For each user prompt, the log-probability of each choice's first token as the next token
