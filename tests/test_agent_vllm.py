@@ -151,3 +151,20 @@ def test_verify_calibrates_a_threshold_and_runs_trials_on_a_real_engine(engine):
     sampling = {**SAMPLING, "strategy": "verify", "verify_threshold": calibration.threshold}
     rows = run_llm_trials(engine, suite(1)[:2], 1, sampling, print)
     assert len(rows) == 2 and all(row["episode_error"] == "" for row in rows)
+
+
+def test_guided_trials_decode_under_the_spaced_pattern_on_a_real_engine(engine):
+    """`guided` on a real engine: the home screen's app comes from one forward pass over the app
+    names, every other step decodes under the pattern less what was tried on that screen, and the
+    episodes end with rows and no invalid action (random weights: nothing is expected to succeed)."""
+    from edgebench.agent.action_schema import action_pattern
+
+    pattern = action_pattern([2, 5, 9], [5], excluded=frozenset({("click", 2)}))
+    replies = engine.chat(["Reply with one JSON action."] * 3, [1, 2, 3], SAMPLING, "", [pattern] * 3)
+    for reply in replies:
+        action = first_json_object(reply)
+        assert action is not None and action_error(action) == "" and action.get("index") != 2
+    sampling = {**SAMPLING, "strategy": "guided", "verify_threshold": 100.0}  # never checked done
+    rows = run_llm_trials(engine, suite(1)[:2], 1, sampling, print)
+    assert len(rows) == 2 and all(row["episode_error"] == "" and row["invalid_actions"] == 0 for row in rows)
+    assert all(row["steps"] == row["budget"] or row["final_status"] != "none" for row in rows)

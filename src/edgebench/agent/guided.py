@@ -58,6 +58,7 @@ def action_line(elements: list[Element], action: dict | None) -> str:
 @dataclass(frozen=True)
 class Demonstration:
     template: str
+    seed: int
     goal: str
     lines: tuple[str, ...]
 
@@ -76,7 +77,7 @@ def _demonstration(task: Task) -> Demonstration:
         return [action]
 
     run_lockstep([episode], decide)
-    return Demonstration(task.template, task.goal, tuple(lines))
+    return Demonstration(task.template, task.seed, task.goal, tuple(lines))
 
 
 @lru_cache(maxsize=1)
