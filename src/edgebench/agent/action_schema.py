@@ -74,6 +74,7 @@ def action_pattern(
 ) -> str:
     """The same action space as `action_schema`, as one regular expression over the spaced JSON,
     less the `excluded` actions (keys from `action_key`; a status is never excluded)."""
+
     def kept(kind: str, values) -> list:
         return [v for v in values if (kind, v) not in excluded]
 
