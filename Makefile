@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study gemma-study compiled-study validity-study pilot-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study
 
 setup: $(VENV)/.installed
 
@@ -38,6 +38,10 @@ setup-models: setup
 # The phone-agent study on Qwen2.5-Coder-1.5B-Instruct (its own results folder; see config/agent-qwen.yaml).
 agent-study: setup-models
 	$(BIN)/snakemake --cores $(CORES) --config study=config/agent-qwen.yaml
+
+# The same study with the other agent strategies on bf16 beside the kept one (longer).
+agent-strategies-study: setup-models
+	$(BIN)/snakemake --cores $(CORES) --config study=config/agent-qwen-strategies.yaml
 
 # The second model family, Gemma 3 270M (its own results folder; see config/gemma.yaml).
 gemma-study: setup-models
