@@ -116,3 +116,14 @@ def test_the_home_screen_opens_the_first_ranked_app_not_yet_opened_from_it():
     assert first == {0: {"action": "open_app", "name": "Contacts"}}  # the second is not on the launcher
     history.acted(id(episodes[0]), home, {"action": "open_app", "name": "Contacts"})
     assert routes(RankingEngine(), episodes, batch, history)[0] == {"action": "open_app", "name": "Clock"}
+
+
+class SharedFirstToken:
+    def choice_logprobs(self, prompts, prefix, choices):
+        raise ValueError(f"choices {choices} share their first token")
+
+
+def test_a_tokenizer_that_cannot_tell_the_apps_apart_leaves_the_home_screen_to_the_prompt():
+    task = suite(1)[0]
+    home = parse_hierarchy(_device(task).observe())
+    assert routes(SharedFirstToken(), [SimpleNamespace()], [(task, home, [])], History()) == {}

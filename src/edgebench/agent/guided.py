@@ -173,12 +173,16 @@ def app_prompt(goal: str) -> str:
 
 def routes(engine, active: list, batch: list, history: History) -> dict[int, dict]:
     """The episodes on the home screen, each with its action: open the app the model ranks first
-    for its goal among those not yet opened from this screen (an episode that tried them all is
-    left to its prompt)."""
+    for its goal among those not yet opened from this screen. An episode that tried them all is
+    left to its prompt, and so is every episode when the tokenizer gives two app names one first
+    token (a first-token score cannot tell them apart)."""
     home = [i for i, item in enumerate(batch) if app_name(item[1]) == HOME]
     if not home:
         return {}
-    ranked = engine.choice_logprobs([app_prompt(batch[i][0].goal) for i in home], "", list(LAUNCHER_APPS))
+    try:
+        ranked = engine.choice_logprobs([app_prompt(batch[i][0].goal) for i in home], "", list(LAUNCHER_APPS))
+    except ValueError:  # a tokenizer whose app names share a first token: the prompt decides
+        return {}
     actions = {}
     for i, logprobs in zip(home, ranked, strict=True):
         tried = history.excluded(id(active[i]), batch[i][1])
