@@ -12,9 +12,10 @@ from edgebench.agent.policies import check_prompt, first_json_object, llm_prompt
 from edgebench.agent.tasks import Task
 from edgebench.agent.verify import scores, verify_prompt
 
-# Strategies that decode each action under the screen's JSON schema; `check` and `verify` also
-# ask, after every action, whether the screen shows the goal done (a yes ends the episode as
-# complete): `check` samples a JSON yes/no, `verify` reads a calibrated score (agent/verify.py).
+# Strategies that decode each action under the screen's action space (a JSON schema; `guided`'s is
+# a pattern, agent/guided.py); `check`, `verify` and `guided` also ask, after every action, whether
+# the screen shows the goal done (a yes ends the episode as complete): `check` samples a JSON
+# yes/no, `verify` and `guided` read a calibrated score (agent/verify.py).
 STRUCTURED = ("structured", "check", "verify", "guided")
 VERIFIED = ("verify", "guided")  # the strategies whose completion check is verify's calibrated score
 CHECK_SCHEMA = {
@@ -59,7 +60,7 @@ def run_llm_trials(
         routed = routes(engine, active, batch, history) if history is not None else {}
         prompts = [action_prompt(e, item, history) for e, item in zip(active, batch, strict=True)]
         live = [i for i, p in enumerate(prompts) if p is not None and i not in done and i not in routed]
-        spaces = [action_space(active[i], batch[i][1], strategy, history) for i in live]
+        spaces = [action_space(active[i], batch[i][1], history) for i in live]
         schemas = spaces if structured else None
         replies = chat_each(
             [prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling, schemas
@@ -167,10 +168,10 @@ def screen_schema(elements) -> dict:
     return action_schema([e.index for e in shown], [e.index for e in shown if e.editable])
 
 
-def action_space(episode, elements, strategy: str, history: History | None) -> dict | str:
+def action_space(episode, elements, history: History | None) -> dict | str:
     """The episode's action space on this screen: the JSON schema, or under `guided` a pattern
     over the spaced JSON its prompt shows, less what the episode already tried on this screen."""
-    if strategy != "guided" or history is None:
+    if history is None:  # kept under `guided` only
         return screen_schema(elements)
     shown = prompt_elements(elements)
     excluded = history.excluded(id(episode), elements)

@@ -209,7 +209,7 @@ class VllmEngine:
     ) -> list[str]:
         """One batched generate of user prompts through the build's own chat template. The reply
         starts with `reply_prefix` (returned as part of the text) and ends at a `stop` string; with
-        `schemas`, each reply is decoded under its own JSON schema (structured outputs)."""
+        `schemas`, each reply is decoded under its own JSON schema or pattern (structured outputs)."""
         from vllm import SamplingParams
 
         texts = self.chat_texts(prompts, reply_prefix)
