@@ -37,11 +37,26 @@ class Episode:
         return not self.error and self.final_status is None and self.steps < self.budget
 
 
-def scripted_length(task: Task) -> int:
+def run_scripted(task: Task, watch: Callable | None = None) -> Episode:
+    """One episode of the task's scripted solution on a fresh device; `watch(episode, elements,
+    history, action)` sees each step before it is applied (to record screens or lines)."""
     from edgebench.agent.policies import ScriptedPolicy
 
-    episode = Episode(task, 0, 100, _device(task))
-    run_lockstep([episode], single(ScriptedPolicy(task)))
+    episode, policy = Episode(task, 0, 100, _device(task)), ScriptedPolicy(task)
+
+    def decide(batch):
+        _, elements, history = batch[0]
+        action = policy(elements, history)
+        if watch is not None:
+            watch(episode, elements, history, action)
+        return [action]
+
+    run_lockstep([episode], decide)
+    return episode
+
+
+def scripted_length(task: Task) -> int:
+    episode = run_scripted(task)
     if episode.final_status is None:
         raise RuntimeError(f"the scripted policy did not finish {task.task_id}")
     return episode.steps

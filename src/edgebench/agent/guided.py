@@ -3,7 +3,7 @@ read. Its completion check is `verify`'s (agent/verify.py).
 
 Once `verify` ended episodes on done screens, navigation was the limit. Trajectories of Qwen 1.5B
 under `verify` showed why: navigate_home fifteen times, a row opened and closed again and again,
-because the history said "click 4" without what 4 was or that nothing had changed. Two levers:
+because the history said "click 4" without what 4 was or that nothing had changed. The levers:
 - demonstrations: the scripted solutions of other task kinds (never the task's own), run on
   held-out seeds, each step written as the app, the action and the element it acted on; the ones
   whose goals share the most words with the task's goal;
@@ -22,8 +22,8 @@ from functools import lru_cache
 
 from edgebench.agent.action_schema import LAUNCHER_APPS, action_key
 from edgebench.agent.actions import open_app
-from edgebench.agent.episode import Episode, _device, run_lockstep
-from edgebench.agent.policies import ACTION_FORMS, APP_NAMES, ScriptedPolicy, prompt_elements
+from edgebench.agent.episode import run_scripted
+from edgebench.agent.policies import ACTION_FORMS, app_name, prompt_elements
 from edgebench.agent.tasks import Task, suite
 from edgebench.agent.uixml import Element, format_elements
 
@@ -33,11 +33,6 @@ LAST_ACTIONS = 4
 UNCHANGED = " (nothing changed)"
 HOME = "Home screen"
 STOP_WORDS = {"a", "an", "the", "for", "with", "named", "turn", "set", "add", "open"}
-
-
-def app_name(elements: list[Element]) -> str:
-    package = elements[0].package if elements else ""
-    return APP_NAMES.get(package, package or "unknown")
 
 
 def action_line(elements: list[Element], action: dict | None) -> str:
@@ -68,15 +63,12 @@ class Demonstration:
 
 def _demonstration(task: Task) -> Demonstration:
     """The task's scripted solution, run as any episode is, written one line per step."""
-    episode, policy, lines = Episode(task, 0, 100, _device(task)), ScriptedPolicy(task), []
+    lines = []
 
-    def decide(batch):
-        _, elements, history = batch[0]
-        action = policy(elements, history)
+    def watch(episode, elements, history, action):
         lines.append(action_line(elements, action))
-        return [action]
 
-    run_lockstep([episode], decide)
+    run_scripted(task, watch)
     return Demonstration(task.template, task.seed, task.goal, tuple(lines))
 
 

@@ -174,6 +174,12 @@ WORKED_EXAMPLE = (
 )
 
 
+def app_name(elements: list[Element]) -> str:
+    """The app a screen belongs to, by the name a model knows (a package it does not know as is)."""
+    package = elements[0].package if elements else ""
+    return APP_NAMES.get(package, package or "unknown")
+
+
 def prompt_elements(elements: list[Element]) -> list[Element]:
     """The elements a model is shown: everything it can act on, and every other text except the
     ones that repeat an actionable element's label (a row's title under the clickable row). Indices
@@ -200,14 +206,13 @@ def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: in
     the last actions. A model that stops early or never stops fails, so the instructions say when
     to send a status."""
     recent = "\n".join(history_line(a) for a in history[-last:]) or "none"
-    package = elements[0].package if elements else ""
     return (
         "You operate an Android phone, one action per reply. Reply with exactly one JSON action, "
         f"one of:\n{ACTION_FORMS}\n"
         "When the screen shows the goal is done, reply with status complete; if the goal cannot be "
         "done, reply with status infeasible.\n"
         f"{WORKED_EXAMPLE}"
-        f"App on screen: {APP_NAMES.get(package, package or 'unknown')}\n"
+        f"App on screen: {app_name(elements)}\n"
         f"Screen:\n{format_elements(prompt_elements(elements))}\n"
         f"Goal: {goal}\n"
         f"Last actions:\n{recent}\n"
@@ -217,11 +222,10 @@ def llm_prompt(goal: str, elements: list[Element], history: list[dict], last: in
 def check_prompt(goal: str, elements: list[Element]) -> str:
     """The completion check's question: does this screen show the goal done? The same screen
     lines as the action prompt, so a screen shared by many episodes is cached once."""
-    package = elements[0].package if elements else ""
     return (
         "You check an Android phone's screen against a goal. Reply with exactly one JSON object: "
         '{"done": "yes"} if this screen shows that the goal is done, else {"done": "no"}.\n'
-        f"App on screen: {APP_NAMES.get(package, package or 'unknown')}\n"
+        f"App on screen: {app_name(elements)}\n"
         f"Screen:\n{format_elements(prompt_elements(elements))}\n"
         f"Goal: {goal}\n"
     )

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edgebench.agent.episode import Episode, _device, run_lockstep
-from edgebench.agent.policies import APP_NAMES, ScriptedPolicy, prompt_elements
+from edgebench.agent.episode import run_scripted
+from edgebench.agent.policies import app_name, prompt_elements
 from edgebench.agent.tasks import suite
 from edgebench.agent.uixml import Element
 from edgebench.stats import wilson_interval
@@ -30,12 +30,11 @@ def verify_prompt(goal: str, elements: list[Element]) -> str:
     """The question and a focused summary: a 1.5B model that says "No" to a goal met on a whole
     screen listing answers the same screen's texts and switch states (on/off, not checked=true)."""
     shown = prompt_elements(elements)
-    package = elements[0].package if elements else ""
     switches = [f'"{e.label}" {"on" if e.checked else "off"}' for e in shown if e.checkable]
     texts = [f'"{e.label}"' for e in shown if not e.checkable and e.label][:MAX_TEXTS]
     return (
         f"Goal on an Android phone: {goal}\n"
-        f"App on screen: {APP_NAMES.get(package, package or 'unknown')}\n"
+        f"App on screen: {app_name(elements)}\n"
         f"Texts on screen: {', '.join(texts) or 'none'}\n"
         f"Switches on screen: {'; '.join(switches) or 'none'}\n"
         f'Is the goal "{goal}" achieved now? Answer Yes or No.'
@@ -62,20 +61,15 @@ def calibration_screens(instances: int) -> list[tuple[str, list[Element], bool]]
 
 def _scripted_screens(task) -> list[tuple[str, list[Element], bool]]:
     """One scripted episode of the task, run as any episode is, recording its labelled screens."""
-    episode = Episode(task, 0, 100, _device(task))
-    policy = ScriptedPolicy(task)
     screens = []
 
-    def decide(batch):
-        _, elements, history = batch[0]
-        action = policy(elements, history)
+    def watch(episode, elements, history, action):
         if history and action["action"] == "status":
             screens.append((task.goal, elements, True))
         elif history and not task.goal_met(episode.device.snapshot()):
             screens.append((task.goal, elements, False))
-        return [action]
 
-    run_lockstep([episode], decide)
+    run_scripted(task, watch)
     return screens
 
 
