@@ -134,7 +134,7 @@ def test_a_study_that_extends_its_base_states_only_what_differs(study):
     from edgebench.config import read_config_file
 
     raw = read_config_file(ROOT / "config" / study)
-    base = load_config(ROOT / raw["extends"])
+    base = load_config(ROOT / raw["extends"], read_model=False)  # model packages: make setup-models
     restated = [
         ".".join(map(str, path))
         for path, value in _leaves({k: v for k, v in raw.items() if k not in ("extends", "replace")})
