@@ -60,8 +60,7 @@ def run_llm_trials(
         routed = routes(engine, active, batch, history) if history is not None else {}
         prompts = [action_prompt(e, item, history) for e, item in zip(active, batch, strict=True)]
         live = [i for i, p in enumerate(prompts) if p is not None and i not in done and i not in routed]
-        spaces = [action_space(active[i], batch[i][1], history) for i in live]
-        schemas = spaces if structured else None
+        schemas = [action_space(active[i], batch[i][1], history) for i in live] if structured else None
         replies = chat_each(
             [prompts[i] for i in live], [active[i] for i in live], engine, seeds, sampling, schemas
         )
