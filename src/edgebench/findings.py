@@ -11,8 +11,8 @@ import json
 import pandas as pd
 
 
-def study_span_min(tables: dict[str, pd.DataFrame]) -> float:
-    """Minutes from the first measurement's start to the last one's end, over every row."""
+def _span(tables: dict[str, pd.DataFrame]) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """First measurement's start and last one's end, over every row that has timestamps."""
     starts, ends = [], []
     for frame in tables.values():
         if "started_at" not in frame or frame.empty:
@@ -21,9 +21,19 @@ def study_span_min(tables: dict[str, pd.DataFrame]) -> float:
         wall = pd.to_numeric(frame.get("wall_s", 0), errors="coerce").fillna(0)
         starts.append(start.min())
         ends.append((start + pd.to_timedelta(wall, unit="s")).max())
-    if not starts:
-        return float("nan")
-    return (max(ends) - min(starts)).total_seconds() / 60
+    return (min(starts), max(ends)) if starts else None
+
+
+def study_span_min(tables: dict[str, pd.DataFrame]) -> float:
+    """Minutes from the first measurement's start to the last one's end, over every row."""
+    span = _span(tables)
+    return (span[1] - span[0]).total_seconds() / 60 if span else float("nan")
+
+
+def study_span_end(tables: dict[str, pd.DataFrame]) -> pd.Timestamp:
+    """When the study's last measurement ended (the epoch when no row has a timestamp)."""
+    span = _span(tables)
+    return span[1] if span else pd.Timestamp(0, tz="UTC")
 
 
 def machine_lines(frame: pd.DataFrame) -> list[str]:
@@ -47,17 +57,40 @@ def duet_lines(compare: pd.DataFrame) -> list[str]:
     """Every warm decode comparison: ratio and interval, per-swap paired SD, MDE, core offset."""
     rows = compare[(compare["measured"] == "warm") & (compare["metric"] == "decode_tok_s")]
     lines = [
-        "| arm vs baseline | swaps | ratio [95% CI] | per-swap SD (log) | MDE | core offset |",
-        "|---|---|---|---|---|---|",
+        "| arm vs baseline | swaps | ratio [95% CI] | covers | per-swap SD (log) | MDE | core offset "
+        "| across sessions [95% CI] | between-session SD (log) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in rows.iterrows():
         offset = r.get("core_offset", float("nan"))
         shown = "none: one core" if pd.isna(offset) else f"{offset:+.3f}"  # interleaved pairs share a core
         lines.append(
             f"| {r['arm']} vs {r['baseline']} | {r['rounds']} | {r['ratio']:.3f} [{r['ci_low']:.3f}, "
-            f"{r['ci_high']:.3f}] | {r['sd_log']:.3f} | {r['mde']:.3f} | {shown} |"
+            f"{r['ci_high']:.3f}] | {within_label(r)} "
+            f"| {r['sd_log']:.3f} | {r['mde']:.3f} | {shown} | {across_cell(r)} |"
         )
     return lines
+
+
+def within_label(row: pd.Series) -> str:
+    k = session_count(row)
+    return "within one session" if k < 2 else f"within sessions (pairs of {k} sessions pooled)"
+
+
+def session_count(row: pd.Series) -> int:
+    value = row.get("sessions", 1)
+    return 1 if pd.isna(value) else int(value)
+
+
+def across_cell(row: pd.Series) -> str:
+    """The across-sessions interval and the between-session SD, or why there is none."""
+    k = session_count(row)
+    if k < 2:
+        return "one session: not measured | not measured"
+    return (
+        f"{row['across_ratio']:.3f} [{row['across_ci_low']:.3f}, {row['across_ci_high']:.3f}] "
+        f"(across {k} sessions) | {row['between_session_sd_log']:.4f}"
+    )
 
 
 def noise_lines(noise: pd.DataFrame) -> list[str]:
@@ -74,6 +107,18 @@ def noise_lines(noise: pd.DataFrame) -> list[str]:
     return lines
 
 
+def fingerprint_lines(machine: pd.DataFrame) -> list[str]:
+    """The machine fingerprint (machine.parquet) as a table: what two studies' machines differ in."""
+    digest = machine["machine_digest"].iloc[0]
+    lines = [f"Machine digest `{digest}` (every row of every table carries it).", ""]
+    lines += ["| line | value | unit | how |", "|---|---|---|---|"]
+    for _, r in machine.iterrows():
+        value = str(r["value"])
+        value = value if len(value) <= 80 else value[:77] + "..."  # the flag list
+        lines.append(f"| {r['line']} | {value} | {r['unit']} | {r.get('method', '') or ''} |")
+    return lines
+
+
 def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
     lines = ["| item | verdict | note |", "|---|---|---|"]
     for _, row in verdicts.iterrows():
@@ -86,13 +131,17 @@ def verdict_lines(verdicts: pd.DataFrame) -> list[str]:
 
 def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") -> str:
     """The findings page from the study's tables (`verdicts` and the measured tables)."""
-    measured = {k: v for k, v in tables.items() if k not in ("verdicts", "compare", "warm_noise")}
+    derived = ("verdicts", "compare", "warm_noise", "machine")
+    measured = {k: v for k, v in tables.items() if k not in derived}
     first = next((f for f in measured.values() if not f.empty), None)
     lines = ["# Findings", ""]
     if first is not None:
         span = study_span_min(measured)
         lines += [f"Study `{first['run_id'].iloc[0]}`: {span:.1f} min of measurement.", ""]
         lines += ["## Machine", "", *machine_lines(first), ""]
+    if "machine" in tables and not tables["machine"].empty:
+        lines += ["## Machine fingerprint", "", *fingerprint_lines(tables["machine"]), ""]
+    if first is not None:
         arms = pd.concat([f for f in measured.values() if "kernel_path" in f], ignore_index=True)
         lines += ["## Kernel path per arm", "", *kernel_lines(arms), ""]
     if "compare" in tables and not tables["compare"].empty:

@@ -13,8 +13,11 @@ from pathlib import Path
 
 from edgebench.engines.registry import ENGINES
 from edgebench.isa import isa_columns
+from edgebench.machine.identity import machine_digest
 
 TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel")
+
+GIT_TIMEOUT_S = 30  # a status over a slow network file system, never a hang
 
 PROVENANCE_COLUMNS = (
     "run_id",
@@ -24,6 +27,7 @@ PROVENANCE_COLUMNS = (
     "config_digest",
     "code_digest",
     "host",
+    "machine_digest",
     "cpu_model",
     "isa_level",
     "isa_flags",
@@ -48,16 +52,21 @@ def git_state(repo: Path) -> tuple[str, bool]:
     """HEAD commit and whether tracked files differ from it; ("unknown", True) outside a checkout."""
     try:
         commit = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=GIT_TIMEOUT_S,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
             check=True,
+            timeout=GIT_TIMEOUT_S,
         ).stdout.strip()
         return commit, bool(dirty)
-    except (subprocess.CalledProcessError, FileNotFoundError):
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, FileNotFoundError):
         return "unknown", True
 
 
@@ -97,6 +106,7 @@ def study_provenance(*, run_id: str, config_digest: str, code_digest: str) -> di
         "config_digest": config_digest,
         "code_digest": code_digest,
         "host": socket.gethostname(),
+        "machine_digest": machine_digest(),
         "cpu_model": cpu_model(),
         **isa_columns(),
         "versions": package_versions(),

@@ -37,6 +37,7 @@ ROW_COLUMNS = (
 
 WARM_COLUMNS = (
     *ROW_COLUMNS,
+    "session",  # which of the study's independent warm sessions (bench.warm_sessions)
     "round",
     "round_order",
     "seed",
@@ -158,6 +159,7 @@ TABLES = _tables(
         retractable=True,
     ),
     Table("warm_noise", "warm_noise"),
+    Table("machine", "machine_fingerprint"),
     Table("compare", "compare_and_gates"),
     Table("gates", "compare_and_gates", charts=("gates",)),
     Table("validity", "validity", section="calibration", charts=("validity",), metrics_of="warm"),

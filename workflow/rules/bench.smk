@@ -25,14 +25,15 @@ rule bench_rep:
 
 rule warm_session:
     """Warm throughput: every session arm's engine resident in its own process, sampled in
-    randomized interleaved rounds. Claims every core and the bench_slot, like a cold rep.
+    randomized interleaved rounds. Claims every core and the bench_slot, like a cold rep. With
+    bench.warm_sessions > 1, each session is its own job: fresh engines, a fresh order.
     """
     input:
         builds=get_session_build_jsons,
     output:
-        f"{RESULTS}/raw/warm/samples.parquet",
+        f"{RESULTS}/raw/warm/session{{session}}.parquet",
     log:
-        f"{RESULTS}/logs/warm/session.log",
+        f"{RESULTS}/logs/warm/session{{session}}.log",
     conda:
         ENV_FILE
     threads: MACHINE_CORES
@@ -47,7 +48,7 @@ rule warm_session:
 
 rule warm_table:
     input:
-        f"{RESULTS}/raw/warm/samples.parquet",
+        get_warm_sessions,
     output:
         report(
             f"{RESULTS}/tables/warm.parquet",

@@ -60,6 +60,7 @@ wildcard_constraints:
     label="[A-Za-z0-9_.-]+",
     build="[a-z0-9][a-z0-9_.-]*",
     rep=r"\d+",
+    session=r"\d+",
 
 
 def code_digest(script):
@@ -127,6 +128,12 @@ def get_session_build_jsons(wildcards):
     """One build.json per build the warm session's arms load."""
     builds = sorted({config["arms"][arm]["build"] for arm in session_arms(config)})
     return [build_json(build) for build in builds]
+
+
+def get_warm_sessions(wildcards):
+    """Every independent warm session's samples (bench.warm_sessions)."""
+    sessions = range(config["bench"]["warm_sessions"])
+    return [f"{RESULTS}/raw/warm/session{s}.parquet" for s in sessions]
 
 
 def get_crosscheck_build_json(wildcards):
@@ -279,13 +286,20 @@ def get_decision_inputs(wildcards):
 def get_findings_inputs(wildcards):
     inputs = {
         t: f"{RESULTS}/tables/{t}.parquet"
-        for t in ("bench", "warm", "fidelity", "compare", "warm_noise")
+        for t in ("bench", "warm", "fidelity", "compare", "warm_noise", "machine")
     }
     if ITEMS:
         inputs["verdicts"] = f"{RESULTS}/tables/verdicts.parquet"
     if config.get("requirements"):
         inputs["decision_md"] = f"{RESULTS}/decision.md"
     return inputs
+
+
+def get_across_inputs(wildcards):
+    """What a study is compared and remembered by: its measured tables, its paired ratios, its
+    machine fingerprint and builds (edgebench.crossstudy reads the results folder)."""
+    names = ("warm", "bench", "fidelity", "compare", "machine", "builds")
+    return {name: f"{RESULTS}/tables/{name}.parquet" for name in names}
 
 
 def get_final_output():
@@ -300,6 +314,10 @@ def get_final_output():
     checks = [f"{RESULTS}/checks/retracted_figures.txt", f"{RESULTS}/findings.md"]
     if "requirements" in SECTIONS_MADE:
         checks.append(f"{RESULTS}/decision.md")
+    if config["history"] != "none":
+        checks.append(f"{RESULTS}/checks/history.txt")
+    if config["compare_with"]:
+        checks.append(f"{RESULTS}/compare/compare_studies.md")
     return (
         [f"{RESULTS}/tables/{table.name}.parquet" for table in tables] + charts + checks
     )

@@ -28,6 +28,31 @@ rule chart:
         "../scripts/chart.py"
 
 
+rule machine_fingerprint:
+    """The machine's fingerprint: static identity, bandwidth, compute rate, core interference,
+    steal and clock, measured in at most a minute. A timing job: every core and the bench_slot.
+    """
+    output:
+        report(
+            f"{RESULTS}/tables/machine.parquet",
+            caption="../report/machine.rst",
+            category="Tables",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/machine.log",
+    conda:
+        ENV_FILE
+    threads: MACHINE_CORES
+    resources:
+        bench_slot=1,
+    params:
+        cpus=config["bench"].get("cpus"),
+        code=code_digest("machine_fingerprint.py"),
+        config=job_config("machine_fingerprint.py"),
+    script:
+        "../scripts/machine_fingerprint.py"
+
+
 rule decision:
     """Each build against the study's requirements (its budget): met, not met or undecided."""
     input:

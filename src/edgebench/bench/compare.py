@@ -138,9 +138,47 @@ def compare_rows(frame: pd.DataFrame, baseline: str, metrics: list[str]) -> list
                     "core_offset": core_offset(frame, name, baseline, candidate),
                     "verdict": verdict,
                     "method": "geometric mean of within-round oriented ratios, Student-t 95% interval",
+                    **session_spread(frame, name, baseline, candidate),
                 }
             )
     return rows
+
+
+def sessions_of(frame: pd.DataFrame) -> list:
+    """The independent warm sessions in a table (cold reps and one-session tables have one)."""
+    if "session" not in frame.columns or frame["session"].isna().all():
+        return [0]
+    return sorted(frame["session"].dropna().unique())
+
+
+def session_spread(frame: pd.DataFrame, name: str, baseline: str, candidate: str) -> dict:
+    """What the ratio's interval covers. One session: that session's engines ("within one
+    session"). k sessions: each session's paired ratio, their between-session SD (log), and a
+    Student-t interval over the k session means ("across k sessions"), beside the pooled one."""
+    sessions = sessions_of(frame)
+    if len(sessions) < 2:
+        return {
+            "sessions": 1,
+            "interval_covers": "within one session",
+            "between_session_sd_log": math.nan,
+            "across_ratio": math.nan,
+            "across_ci_low": math.nan,
+            "across_ci_high": math.nan,
+        }
+    means = []
+    for session in sessions:
+        logs = paired_log_ratios(frame[frame["session"] == session], name, baseline, candidate)
+        if len(logs):
+            means.append(float(np.mean(logs)))
+    across = paired_estimate(np.array(means))
+    return {
+        "sessions": len(means),
+        "interval_covers": f"across {len(means)} sessions",
+        "between_session_sd_log": across.sd_log,
+        "across_ratio": across.ratio,
+        "across_ci_low": across.ci_low,
+        "across_ci_high": across.ci_high,
+    }
 
 
 def gate_row(frame: pd.DataFrame, baseline: str, candidate: str, name: str, gates: dict) -> dict:

@@ -23,12 +23,16 @@ def duet_pairs(config: dict) -> list[tuple[str, str]]:
     return pairs + [(baseline, arm) for arm in session_arms(config) if arm not in benched]
 
 
-def settings_from(config: dict) -> SessionSettings:
+# Seeds of independent sessions lie this far apart, so no two sessions share a round order.
+SESSION_SEED_STRIDE = 1000
+
+
+def settings_from(config: dict, session: int = 0) -> SessionSettings:
     bench = config["bench"]
     design = bench["warm_design"]
     return SessionSettings(
         rounds=int(bench["warm_rounds"]),
-        seed=int(bench["warm_seed"]),
+        seed=int(bench["warm_seed"]) + SESSION_SEED_STRIDE * session,
         cores=bench.get("cpus") or sorted(os.sched_getaffinity(0)),
         timeout_s=float(bench["timeout_s"]),
         contention_limit=float(bench["contention_limit"]),
@@ -39,13 +43,16 @@ def settings_from(config: dict) -> SessionSettings:
     )
 
 
-def measure_session(config: dict, build_dirs: dict[str, str], code_digest: str) -> list[dict]:
-    """Run the warm session over the study's session arms; `build_dirs` maps build name to folder."""
+def measure_session(
+    config: dict, build_dirs: dict[str, str], code_digest: str, session: int = 0
+) -> list[dict]:
+    """Run one warm session over the study's session arms; `build_dirs` maps build name to folder.
+    Session k's rounds are numbered after session k-1's, so pairs never straddle two sessions."""
     arms = session_arms(config)
     specs = {name: engine_spec(config, name, build_dirs[config["arms"][name]["build"]]) for name in arms}
-    settings = settings_from(config)
+    settings = settings_from(config, session)
     print(
-        f"warm session ({settings.design}): {len(arms)} arms x {settings.rounds} rounds on cores "
+        f"warm session {session} ({settings.design}): {len(arms)} arms x {settings.rounds} rounds on cores "
         f"{settings.cores}; duets: {settings.pairs}",
         flush=True,
     )
@@ -57,6 +64,7 @@ def measure_session(config: dict, build_dirs: dict[str, str], code_digest: str) 
                 print(f"----- {arm} engine log -----\n{log.read_text(errors='replace')[-4000:]}", flush=True)
     rows = []
     for sample in samples:
+        sample = {**sample, "session": session, "round": sample["round"] + session * settings.rounds}
         row = arm_row(
             config,
             sample["arm"],

@@ -1,0 +1,85 @@
+"""The machine fingerprint: its lines, its digest, and the interference probe that tells two
+independent cores from one core shared."""
+
+import os
+import time
+
+import pandas as pd
+import pytest
+
+from edgebench.machine import identity, probes
+from edgebench.machine.fingerprint import fingerprint_rows
+
+USABLE = sorted(os.sched_getaffinity(0))
+
+
+def busy_fractions(cores: list[int], seconds: float = 0.5) -> dict[int, float]:
+    """Share of each core's time spent busy over a short window (/proc/stat per-CPU lines)."""
+
+    def read():
+        out = {}
+        with open("/proc/stat") as stat:
+            for line in stat:
+                name, *values = line.split()
+                if name.startswith("cpu") and name[3:].isdigit():
+                    ticks = [int(v) for v in values]
+                    out[int(name[3:])] = (sum(ticks[:8]) - ticks[3] - ticks[4], sum(ticks[:8]))
+        return out
+
+    before = read()
+    time.sleep(seconds)
+    after = read()
+    return {c: (after[c][0] - before[c][0]) / max(after[c][1] - before[c][1], 1) for c in cores}
+
+
+def test_the_digest_keys_static_lines_only_and_changes_with_them():
+    lines = identity.static_identity()
+    assert {"cpu_model", "cpu_flags", "logical_cpus", "kernel", "memory_total_mb"} <= set(lines)
+    assert identity.machine_digest(lines) == identity.machine_digest(dict(lines))
+    other = {**lines, "cpu_flags": lines["cpu_flags"] + " amx_tile"}
+    assert identity.machine_digest(other) != identity.machine_digest(lines)
+
+
+def test_cache_sizes_read_as_bytes():
+    assert identity.cache_bytes("32768K") == 32 * 1024 * 1024
+    assert identity.cache_bytes("2M") == 2 * 1024 * 1024
+    assert identity.cache_bytes("") == 0
+
+
+def test_steal_fraction_is_the_steal_share_of_the_elapsed_ticks():
+    before = [100, 0, 50, 800, 0, 0, 0, 50]
+    after = [200, 0, 100, 1600, 0, 0, 0, 150]
+    assert probes.steal_fraction(before, after) == pytest.approx(100 / 1050)
+
+
+def test_every_line_carries_the_machine_digest_and_the_measured_lines_are_positive():
+    rows = pd.DataFrame(fingerprint_rows(USABLE[:2], probe_s=0.3))
+    assert rows["machine_digest"].nunique() == 1
+    assert rows["machine_digest"].iloc[0] == identity.machine_digest()
+    measured = rows.set_index("line")["number"]
+    assert measured["triad_bandwidth"] > 0 and measured["gemm_rate"] > 0
+    assert {"steal_fraction", "clock_mhz", "cache_L1d", "kernel", "interference"} <= set(rows["line"]) or len(
+        USABLE
+    ) < 2
+
+
+def test_two_probes_pinned_to_one_core_read_as_one_core_shared():
+    core = USABLE[-1]
+    shared = probes.interference([core, core], seconds=1.0)
+    # each of two probes on one core gets about half of it; a busy neighbour only lowers it further
+    assert shared.ratio < probes.SHARED_BELOW, shared
+    assert shared.label == "one core shared"
+
+
+def test_two_cores_alone_read_higher_than_one_core_shared():
+    if len(USABLE) < 2:
+        pytest.skip(f"one usable core ({USABLE}): nothing to pair")
+    cores = USABLE[:2]
+    busy = {c: f for c, f in busy_fractions(cores).items() if f > 0.2}
+    if busy:
+        pytest.skip(f"core(s) {sorted(busy)} busy with another process ({busy}): the two-core probe needs them idle")
+    apart = probes.interference(cores, seconds=1.0)
+    shared = probes.interference([cores[0], cores[0]], seconds=1.0)
+    # the same probe, the same core count: only sharing one core can halve each rate
+    assert apart.ratio > shared.ratio + 0.2, (apart, shared)
+    assert apart.label != "one core shared"
