@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study sessions-study
 
 setup: $(VENV)/.installed
 
@@ -58,6 +58,11 @@ compiled-study: setup
 # (its own results folder; see config/validity.yaml).
 validity-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/validity.yaml
+
+# The default study's warm session as 3 independent sessions: the between-session spread of every
+# paired ratio beside its within-session interval (see config/sessions.yaml).
+sessions-study: setup
+	$(BIN)/snakemake --cores $(CORES) --config study=config/sessions.yaml
 
 # Which warm design resolves most per machine second here: sequential, cross-core duets or
 # interleaved pairs, on four engines of one arm (see config/pilot.yaml).

@@ -77,7 +77,7 @@ def test_two_cores_alone_read_higher_than_one_core_shared():
     cores = USABLE[:2]
     busy = {c: f for c, f in busy_fractions(cores).items() if f > 0.2}
     if busy:
-        pytest.skip(f"core(s) {sorted(busy)} busy with another process ({busy}): the two-core probe needs them idle")
+        pytest.skip(f"core(s) {sorted(busy)} busy with another process ({busy}): the probe needs them idle")
     apart = probes.interference(cores, seconds=1.0)
     shared = probes.interference([cores[0], cores[0]], seconds=1.0)
     # the same probe, the same core count: only sharing one core can halve each rate

@@ -12,7 +12,6 @@ rule history_append:
     conda:
         ENV_FILE
     params:
-        results=RESULTS,
         store=config["history"],
         code=code_digest("history_append.py"),
         config=job_config("history_append.py"),
@@ -46,7 +45,6 @@ rule compare_studies:
     conda:
         ENV_FILE
     params:
-        results=RESULTS,
         others=config["compare_with"],
         code=code_digest("compare_studies.py"),
         config=job_config("compare_studies.py"),

@@ -7,5 +7,6 @@ from pathlib import Path  # noqa: E402
 from edgebench.crossstudy.run import compare_studies  # noqa: E402
 
 sm = snakemake  # noqa: F821
-written = compare_studies([sm.params.results, *sm.params.others], Path(sm.output.page).parent)
+results = Path(sm.input.warm).parents[1]  # this study's results folder: tables/ lies under it
+written = compare_studies([results, *sm.params.others], Path(sm.output.page).parent)
 print(written["page"].read_text())
