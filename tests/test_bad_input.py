@@ -244,6 +244,31 @@ def test_cores_that_do_not_exist_and_threads_above_the_cores_are_refused(extra):
     check_machine(config, cores)  # the shipped test study fits two cores
 
 
+@FAST
+@given(st.integers(min_value=2, max_value=63))
+def test_a_bound_core_or_an_openmp_thread_count_beyond_the_usable_cores_is_refused(extra):
+    from edgebench.config import check_machine
+
+    config = validate_config(GOOD)
+    cores = [0, 1]
+    bind = ("arms", "vllm/bf16", "threads_bind")
+    message = refused(lambda: check_machine(set_at(config, bind, f"0-{extra}"), cores))
+    assert "config.arms.vllm/bf16.threads_bind" in message and f"0-{extra}" in message, message
+    message = refused(
+        lambda: check_machine(set_at(config, ("diagnostics", "omp_threads"), [1, extra + 1]), cores)
+    )
+    assert "config.diagnostics.omp_threads[1]" in message and f"{extra + 1} threads on 2" in message, message
+    check_machine(set_at(config, bind, "0-1"), cores)
+
+
+def test_a_threads_bind_that_is_no_core_list_is_refused_naming_it():
+    from edgebench.config import check_machine
+
+    config = set_at(validate_config(GOOD), ("arms", "vllm/bf16", "threads_bind"), "zero-one")
+    message = refused(lambda: check_machine(config, [0, 1]))
+    assert "threads_bind" in message and "'zero-one'" in message, message
+
+
 @pytest.mark.parametrize("folder", ["results/..", "results/../..", "results/./x", "results/a/../../src"])
 def test_a_results_folder_outside_results_is_refused(folder):
     message = refused(lambda: validate_config(set_at(GOOD, ("results_dir",), folder)))

@@ -173,6 +173,31 @@ def usable_cores() -> list[int]:
     return sorted(os.sched_getaffinity(0))
 
 
+def bound_cores(value: str, key: str) -> list[int]:
+    """The cores a VLLM_CPU_OMP_THREADS_BIND value names ('0-3', '0,2', '0-1|2-3'; none for
+    'auto', 'nobind' and 'all')."""
+    if value in ("auto", "nobind", "all"):
+        return []
+    cores = []
+    for part in value.replace("|", ",").split(","):
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            raise ConfigError(f"config.{key}: {value!r} is not 'auto', 'nobind' or a core list like '0-1'")
+        cores += range(int(low), int(high or low) + 1)
+    return cores
+
+
+def thread_counts(config: dict) -> dict[str, int]:
+    """Every thread count a study's processes use, by config key."""
+    counts = {f"arms.{n}.threads": a["threads"] for n, a in config["arms"].items() if "threads" in a}
+    counts["fidelity.threads_per_arm"] = config["fidelity"]["threads_per_arm"]
+    for i, t in enumerate(config["diagnostics"]["kernels"]["threads"]):
+        counts[f"diagnostics.kernels.threads[{i}]"] = t
+    for i, t in enumerate(config["diagnostics"].get("omp_threads", [])):
+        counts[f"diagnostics.omp_threads[{i}]"] = t
+    return counts
+
+
 def check_machine(config: dict, cores: list[int] | None = None) -> None:
     """Cores that exist and thread counts that fit them: a rep pinned to a missing core runs
     elsewhere while its row records the core it was asked for."""
@@ -180,11 +205,14 @@ def check_machine(config: dict, cores: list[int] | None = None) -> None:
     missing = sorted(set(config["bench"].get("cpus") or []) - set(cores))
     if missing:
         raise ConfigError(f"config.bench.cpus: cores {missing} do not exist here (usable: {cores})")
-    counts = {f"arms.{n}.threads": a["threads"] for n, a in config["arms"].items() if "threads" in a}
-    counts["fidelity.threads_per_arm"] = config["fidelity"]["threads_per_arm"]
-    for i, t in enumerate(config["diagnostics"]["kernels"]["threads"]):
-        counts[f"diagnostics.kernels.threads[{i}]"] = t
-    for key, threads in counts.items():
+    for name, arm in config["arms"].items():
+        named = bound_cores(arm.get("threads_bind", "auto"), f"arms.{name}.threads_bind")
+        if sorted(set(named) - set(cores)):
+            raise ConfigError(
+                f"config.arms.{name}.threads_bind: {arm['threads_bind']!r} names cores "
+                f"{sorted(set(named) - set(cores))} that are not usable here (usable: {cores})"
+            )
+    for key, threads in thread_counts(config).items():
         if threads > len(cores):
             raise ConfigError(f"config.{key}: {threads} threads on {len(cores)} usable cores")
     parts = config["results_dir"].split("/")

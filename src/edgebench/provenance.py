@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -71,12 +72,10 @@ def git_state(repo: Path) -> tuple[str, bool]:
 
 
 def cpu_model() -> str:
-    try:
+    with contextlib.suppress(OSError):  # no /proc/cpuinfo (not Linux): the platform's name below
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or "unknown"
 
 

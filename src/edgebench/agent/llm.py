@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 
 from edgebench.agent.action_schema import action_pattern, action_schema
 from edgebench.agent.episode import Episode, _device, result_row, run_lockstep, step_budget
@@ -109,9 +110,20 @@ def verified(active: list, batch: list, engine, threshold: float) -> set[int]:
     asked = [i for i in asked if prompts[i] is not None]
     try:
         values = scores(engine, [prompts[i] for i in asked])
-    except Exception:  # noqa: BLE001 - one at a time, so only a refused prompt's episode fails
+    except Exception as error:  # noqa: BLE001 - one at a time, so only a refused prompt's episode fails
+        log_batch_failure("check", len(asked), error)
         values = [score_alone(engine, prompts[i], active[i]) for i in asked]
     return {i for i, value in zip(asked, values, strict=True) if value > threshold}
+
+
+def log_batch_failure(what: str, size: int, error: Exception) -> None:
+    """A batch the engine refused is retried one episode at a time; its own error goes to the log."""
+    print(
+        f"the engine refused a batch of {size} {what} prompts ({type(error).__name__}: {str(error)[:300]}); "
+        "retrying one episode at a time",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def score_alone(engine, prompt: str, episode) -> float:
@@ -189,8 +201,8 @@ def chat_each(
         return []
     try:
         return engine.chat(prompts, [seeds[id(e)] for e in active], sampling, prefix, schemas)
-    except Exception:  # noqa: BLE001 - find the episode that broke it, below
-        pass
+    except Exception as error:  # noqa: BLE001 - find the episode that broke it, below
+        log_batch_failure("action", len(prompts), error)
     replies = []
     for i, (prompt, episode) in enumerate(zip(prompts, active, strict=True)):
         try:

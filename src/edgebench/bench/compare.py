@@ -237,5 +237,6 @@ def compare_tables(cold: pd.DataFrame, warm: pd.DataFrame, gates: dict) -> tuple
         gate += gate_rows(frame, gates["baseline"], names, gates)
     out = pd.DataFrame(compare), pd.DataFrame(gate)
     for frame in out:
-        frame["run_id"], frame["git_commit"] = cold["run_id"].iloc[0], cold["git_commit"].iloc[0]
+        for column in ("run_id", "git_commit", "machine_digest"):  # the study, its code, its machine
+            frame[column] = cold[column].iloc[0] if column in cold else ""
     return out

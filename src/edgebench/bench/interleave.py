@@ -17,6 +17,13 @@ import time
 from dataclasses import dataclass, field
 from operator import itemgetter
 
+from edgebench.bench.arm_process import (
+    ArmFailed,
+    failure_reason,
+    round_order,
+    sample_identity,
+    wait_until_idle,
+)
 from edgebench.bench.guard import stolen_fraction
 from edgebench.procfs import (
     CLOCK_TICKS,
@@ -125,7 +132,7 @@ def issue_next(run: PairRun, arms: dict, inflight: dict) -> None:
         name, command = step
         try:
             arms[name].send(command)
-        except Exception as error:  # ArmFailed: the process is gone
+        except ArmFailed as error:  # the process is gone
             run.errors[name] = str(error)
             continue
         inflight[arms[name].proc.stdout] = (run, name)
@@ -139,19 +146,19 @@ def drive(runs: list[PairRun], arms: dict, timeout_s: float) -> None:
     for run in runs:
         issue_next(run, arms, inflight)
     while inflight:
-        ready, _, _ = select.select(list(inflight), [], [], timeout_s)
+        buffered = [stream for stream, (_, name) in inflight.items() if arms[name].has_line]
+        ready, _, _ = select.select(list(inflight), [], [], 0.0 if buffered else timeout_s)
+        ready = list(dict.fromkeys([*buffered, *ready]))
         if not ready:  # every arm still out is stopped and marked down
-            from edgebench.bench.session import failure_reason
-
             for run, name in inflight.values():
                 run.errors[name] = failure_reason(arms[name], f"no answer within {timeout_s:.0f} s")
             return
         for stream in ready:
             run, name = inflight.pop(stream)
             arm = arms[name]
-            try:
-                through = run.record(name, arm.receive(0.0))
-            except Exception as error:  # ArmFailed: an engine error or a dead process
+            try:  # select saw the first bytes: the rest of the line may take up to the timeout
+                through = run.record(name, arm.receive(timeout_s))
+            except ArmFailed as error:  # an engine error, a garbled reply or a dead process
                 run.errors[name] = str(error)
                 through = False
             if through:
@@ -242,8 +249,6 @@ def placed_runs(group: list[tuple[str, str]], settings, round_index: int) -> lis
 def pair_samples(runs: list[PairRun], arms: dict, load_errors: dict, settings) -> dict[str, dict]:
     """The group's measured rows; a pair with an arm down gives failed rows (a loaded partner is
     not measured alone: it has no pair)."""
-    from edgebench.bench.session import ArmFailed
-
     live = [run for run in runs if all(arms[n].alive for n in run.pair)]
     out = {}
     for run in runs:
@@ -270,8 +275,6 @@ def round_groups(pairs: list[tuple[str, str]], arms: dict, width: int) -> list[l
 
 def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
     """Every round: the pairs in a fresh order, as many at a time as there are cores."""
-    from edgebench.bench.session import round_order, sample_identity, wait_until_idle
-
     rows = []
     for round_index in settings.round_indices:
         order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)

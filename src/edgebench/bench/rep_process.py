@@ -5,6 +5,7 @@ Whatever happens (crash, time-out, engine error), the result is a row: failures 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -103,6 +104,9 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
         return result
 
 
+KILLED_WAIT_S = 60
+
+
 def _watch(proc: subprocess.Popen, sampler, timeout_s: float) -> tuple[str, str, int]:
     """Sample the worker until it exits or times out: status, error and its CPU ticks."""
     thread = threading.Thread(target=sampler.run, daemon=True)
@@ -115,7 +119,7 @@ def _watch(proc: subprocess.Popen, sampler, timeout_s: float) -> tuple[str, str,
             status, error = "failed", f"worker exited with {_describe(wait_status)}"
     except subprocess.TimeoutExpired:
         kill_tree(proc.pid)
-        proc.wait()
+        proc.wait(timeout=KILLED_WAIT_S)  # SIGKILLed: the kernel reaps it at once
         own_ticks = sampler.max_tree_ticks
         status, error = "failed", f"timed out after {timeout_s:.0f} s"
     finally:
@@ -127,10 +131,8 @@ def _watch(proc: subprocess.Popen, sampler, timeout_s: float) -> tuple[str, str,
 def kill_tree(pid: int) -> None:
     """SIGKILL a process and every descendant, by PID (children first are found before any dies)."""
     for target in [*children_of(pid), pid]:
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it exited by itself meanwhile: nothing to kill
             os.kill(target, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _memory_limit(fault: dict | None) -> int | None:

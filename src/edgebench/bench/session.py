@@ -20,151 +20,32 @@ verdict. A dead or stuck arm turns into failed rows while the rounds go on.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import json
 import math
-import os
-import random
 import select
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
+from edgebench.bench.arm_process import (  # noqa: F401  (ArmProcess, ArmFailed: the session's API)
+    ArmFailed,
+    ArmProcess,
+    failure_reason,
+    round_order,
+    sample_identity,
+    stop_all,
+    wait_until_idle,
+)
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
-from edgebench.bench.rep_process import kill_tree
-from edgebench.engines.base import spawn_env
+from edgebench.bench.interleave import run_interleaved_rounds
 from edgebench.engines.registry import engine_info
 from edgebench.procfs import (
     CLOCK_TICKS,
-    children_of,
     read_proc_stat,
     set_tree_affinity,
     tree_cpu_ticks,
     tree_runqueue_wait_ns,
 )
-
-
-class ArmFailed(RuntimeError):
-    """The arm's process died, hung or answered with an engine error."""
-
-
-def _pin(cores: list[int]) -> None:
-    os.sched_setaffinity(0, cores)
-
-
-@dataclass
-class ArmProcess:
-    """One resident engine process and its line protocol."""
-
-    name: str
-    proc: subprocess.Popen
-    log_path: Path
-    error: str = ""
-    tree: list[int] = field(default_factory=list)
-    layer_kernels: str = ""  # what the loaded model's layers run, as the engine reported it
-    asked_exit: bool = False
-
-    @classmethod
-    def start(cls, name: str, spec: EngineSpec, cores: list[int], workdir: Path) -> ArmProcess:
-        slug = name.replace("/", "_")
-        spec_path, log_path = workdir / f"{slug}.json", workdir / f"{slug}.log"
-        spec_path.write_text(json.dumps(spec.to_json()))
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "edgebench.bench.resident", str(spec_path)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=spawn_env(spec.options),
-                text=True,
-                preexec_fn=functools.partial(_pin, cores),
-            )
-        return cls(name, proc, log_path)
-
-    @property
-    def alive(self) -> bool:
-        return not self.error
-
-    def wait_ready(self, timeout_s: float) -> None:
-        self.layer_kernels = self._read(timeout_s).get("layer_kernels", "")
-        self.tree = [self.proc.pid, *children_of(self.proc.pid)]
-
-    def request(self, command: dict, timeout_s: float) -> dict:
-        self.send(command)
-        return self.receive(timeout_s)
-
-    def send(self, command: dict) -> None:
-        try:
-            self.proc.stdin.write(json.dumps(command) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as error:
-            self._fail(f"cannot reach the arm process: {error}")
-
-    def receive(self, timeout_s: float) -> dict:
-        reply = self._read(timeout_s)
-        if "error" in reply:
-            raise ArmFailed(f"engine error: {reply['error']}")
-        return reply
-
-    def _read(self, timeout_s: float) -> dict:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
-        if not ready:
-            self._fail(f"no answer within {timeout_s:.0f} s")
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait()
-            self._fail(f"arm process exited with {self.proc.returncode}")
-        return json.loads(line)
-
-    def _fail(self, reason: str) -> None:
-        tail = self.log_path.read_text(errors="replace")[-1500:] if self.log_path.exists() else ""
-        self.error = f"{reason}; log tail:\n{tail}"
-        self.stop()
-        raise ArmFailed(self.error)
-
-    def ask_exit(self) -> bool:
-        """Ask a running engine to shut down, without waiting; False if it cannot be reached."""
-        if self.proc.poll() is None and not self.asked_exit:
-            try:
-                self.proc.stdin.write(json.dumps({"op": "exit"}) + "\n")
-                self.proc.stdin.flush()
-            except (BrokenPipeError, OSError):
-                return False
-            self.asked_exit = True
-        return True
-
-    def stop(self) -> None:
-        """Ask the engine to exit and wait; kill its tree if it cannot be asked or does not exit."""
-        reached = self.ask_exit()
-        if self.proc.poll() is not None:
-            return
-        if reached:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=60)
-                return
-        kill_tree(self.proc.pid)
-        self.proc.wait()
-
-
-def stop_all(arms: list[ArmProcess]) -> None:
-    """Stop every engine, all shutting down at once (each takes seconds; a session that restarts
-    its engines pays that every epoch)."""
-    for arm in arms:
-        arm.ask_exit()
-    for arm in arms:
-        arm.stop()
-
-
-def round_order(arms: list[str], seed: int, round_index: int) -> list[str]:
-    """A fresh random order per round, reproducible from (seed, round)."""
-    order = list(arms)
-    random.Random(f"{seed}:{round_index}").shuffle(order)
-    return order
 
 
 @dataclass
@@ -197,20 +78,6 @@ def single_thread(spec: EngineSpec) -> EngineSpec:
     engine's own duet options (edgebench.engines.registry)."""
     options = {"threads_bind": "nobind", "threads": 1, **engine_info(spec.engine).duet_options}
     return spec.with_options(**options)
-
-
-def wait_until_idle(arm: ArmProcess, max_s: float = 3.0, window_s: float = 0.2) -> float:
-    """Wait until an arm's process tree stops using CPU (vLLM's shared-memory readers spin for about
-    a second after their last message), so it does not run beside the next arm's sample."""
-    start = time.perf_counter()
-    before = tree_cpu_ticks(arm.proc.pid, arm.tree)
-    while time.perf_counter() - start < max_s:
-        time.sleep(window_s)
-        after = tree_cpu_ticks(arm.proc.pid, arm.tree)
-        if after - before <= 1:  # at most one tick (10 ms) in the window: asleep
-            break
-        before = after
-    return time.perf_counter() - start
 
 
 def run_session(
@@ -252,28 +119,12 @@ def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: 
                     load_errors[name] = f"load failed: {error}"
                     progress(f"{name} failed to load: {str(error)[:300]}")
         if settings.design == "interleaved":
-            from edgebench.bench.interleave import run_interleaved_rounds
-
             return run_interleaved_rounds(arms, load_errors, settings, progress)
         if settings.design == "duet":
             return _run_duet_rounds(arms, load_errors, settings, progress)
         return _run_rounds(arms, load_errors, settings, progress)
     finally:
         stop_all(list(arms.values()))
-
-
-def sample_identity(
-    name: str, round_index: int, position: int, order: list, settings: SessionSettings
-) -> dict:
-    """The columns that say which sample a warm row is, in every design."""
-    return {
-        "arm": name,
-        "round": round_index,
-        "order_position": position,
-        "round_order": json.dumps(order),
-        "seed": settings.seed,
-        "started_at": datetime.now(UTC).isoformat(),
-    }
 
 
 def duet_placement(pair: tuple[str, str], cores: list[int], round_index: int) -> dict[str, list[int]]:
@@ -301,15 +152,18 @@ def receive_each(group: list[ArmProcess], timeout_s: float) -> tuple[dict, dict,
     replies, errors, arrivals = {}, {}, {}
     deadline = time.perf_counter() + timeout_s
     while pending:
-        ready, _, _ = select.select(list(pending), [], [], max(deadline - time.perf_counter(), 0.0))
+        buffered = [stream for stream, arm in pending.items() if arm.has_line]
+        wait = 0.0 if buffered else max(deadline - time.perf_counter(), 0.0)
+        ready, _, _ = select.select(list(pending), [], [], wait)
+        ready = list(dict.fromkeys([*buffered, *ready]))
         if not ready:  # every arm still out of time
             for arm in pending.values():
                 errors[arm.name] = failure_reason(arm, f"no answer within {timeout_s:.0f} s")
             break
         for stream in ready:
             arm = pending.pop(stream)
-            try:
-                replies[arm.name] = arm.receive(0.0)
+            try:  # select saw the first bytes; the rest of the line gets what is left of the timeout
+                replies[arm.name] = arm.receive(max(deadline - time.perf_counter(), 1.0))
             except ArmFailed as error:
                 errors[arm.name] = str(error)
             arrivals[arm.name] = Arrival(
@@ -373,15 +227,6 @@ def release(group: list[ArmProcess], replies: dict, errors: dict, timeout_s: flo
         except (ArmFailed, KeyError) as error:
             errors[arm.name] = f"release failed: {error}"
             replies.pop(arm.name)
-
-
-def failure_reason(arm: ArmProcess, reason: str) -> str:
-    """Mark the arm down for `reason` and return the error its rows carry (with its log tail)."""
-    try:
-        arm._fail(reason)
-    except ArmFailed as error:
-        return str(error)
-    return reason
 
 
 def warm_up(group: list[ArmProcess], placement: dict[str, list[int]], timeout_s: float) -> None:

@@ -39,6 +39,10 @@ int main(int argc, char **argv) {
 """
 
 
+COMPILE_TIMEOUT_S = 120  # one small C file
+RUN_TIMEOUT_S = 120  # REGIONS empty parallel regions take well under a second on any thread count
+
+
 def build_benchmark(workdir: Path) -> Path:
     compiler = shutil.which("gcc")
     if compiler is None:
@@ -47,7 +51,9 @@ def build_benchmark(workdir: Path) -> Path:
         )
     source, binary = workdir / "omp_regions.c", workdir / "omp_regions"
     source.write_text(SOURCE)
-    subprocess.run([compiler, "-O2", "-fopenmp", str(source), "-o", str(binary)], check=True)
+    subprocess.run(
+        [compiler, "-O2", "-fopenmp", str(source), "-o", str(binary)], check=True, timeout=COMPILE_TIMEOUT_S
+    )
     return binary
 
 
@@ -57,7 +63,12 @@ def region_us(binary: Path, threads: int, policy: str, repeats: int = 5) -> floa
     values = [
         float(
             subprocess.run(
-                [str(binary), str(REGIONS)], env=env, capture_output=True, text=True, check=True
+                [str(binary), str(REGIONS)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=RUN_TIMEOUT_S,
             ).stdout
         )
         for _ in range(repeats)

@@ -7,6 +7,7 @@ kernel and host. Measured rates are never part of it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -70,12 +71,10 @@ def threads_per_core(root: Path = CPU_ROOT) -> int:
 
 
 def memory_total_mb() -> float:
-    try:
+    with contextlib.suppress(OSError):  # no /proc/meminfo (not Linux): the line reads nan
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):
                 return round(int(line.split()[1]) / 1024, 0)
-    except OSError:
-        pass
     return float("nan")
 
 
