@@ -41,8 +41,10 @@ def test_a_slower_machine_differs_in_rates_but_its_paired_ratio_is_the_same(tmp_
     assert {"triad_bandwidth", "vllm", "machine_digest"} <= differing
     assert "gemm_rate" not in differing and "cpu_model" not in differing  # 2% apart, and equal
     page = written["page"].read_text()
-    assert page.index("figures compared") < page.index("What differs")
-    assert "triad_bandwidth" in page and "e+0" not in page
+    verdicts = page[: page.index("### Paired within-study ratios")]  # the verdicts come first
+    assert "Paired within-study ratios** (2): 2 same" in verdicts
+    assert "Fingerprint lines that differ**: triad_bandwidth (30.0 vs 15.0)" in verdicts
+    assert "vllm/bf16 decode_tok_s (absolute)" in verdicts and "e+0" not in page
 
 
 def test_a_real_change_in_the_paired_ratio_is_labelled_differs(tmp_path):

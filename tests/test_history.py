@@ -4,11 +4,11 @@ import json
 
 import numpy as np
 import pandas as pd
-from edgebench.history import store
-from edgebench.history.changes import change_point_table
 
 from edgebench.cli import main
 from edgebench.crossstudy.load import load_study
+from edgebench.history import store
+from edgebench.history.changes import change_point_table
 from tests.studies import write_study
 
 

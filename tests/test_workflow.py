@@ -406,3 +406,47 @@ def test_gptq_build_keeps_its_layer_log_inside_the_build(study):
     # gptqmodel logs to ./logs; the build runs it inside its own folder so the workdir stays clean
     assert not (study / "logs").exists()
     assert list((study / "results" / "models" / "gptq-w4g64").glob("logs/gptq_log_*.log"))
+
+
+def test_every_study_has_its_machine_fingerprint_and_rows_carry_its_digest(study):
+    machine = pd.read_parquet(study / "results" / "tables" / "machine.parquet")
+    lines = set(machine["line"])
+    assert {"triad_bandwidth", "gemm_rate", "interference", "steal_fraction", "cache_L1d", "kernel"} <= lines
+    digest = machine["machine_digest"].iloc[0]
+    for name in ("bench", "warm", "fidelity"):
+        rows = pd.read_parquet(study / "results" / "tables" / f"{name}.parquet")
+        assert set(rows["machine_digest"]) == {digest}, name
+    assert "## Machine fingerprint" in (study / "results" / "findings.md").read_text()
+
+
+def test_a_finished_study_is_in_the_history_store_keyed_by_its_machine(study):
+    digest = pd.read_parquet(study / "results" / "tables" / "machine.parquet")["machine_digest"].iloc[0]
+    entries = list((study / "history" / f"machine={digest}").glob("study=*/*.parquet"))
+    assert len(entries) == 1
+    summaries = pd.read_parquet(entries[0])
+    assert {"absolute", "paired ratio"} == set(summaries["kind"])
+    assert str(entries[0]) in (study / "results" / "checks" / "history.txt").read_text()
+
+
+def test_the_compare_rule_puts_the_study_beside_a_copy_of_itself(study):
+    other = study / "elsewhere" / "results"
+    shutil.copytree(study / "results" / "tables", other / "tables")
+    run = subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--directory",
+            str(study),
+            "--cores",
+            "2",
+            "--config",
+            "compare_with=[elsewhere/results]",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "rule compare_studies" in run.stdout + run.stderr
+    table = pd.read_parquet(study / "results" / "compare" / "compare_studies.parquet")
+    usable = table[table["label"] != "too few samples"]
+    assert len(usable) and set(usable["label"]) == {"same"}  # the same samples: nothing differs
+    assert (study / "results" / "compare" / "compare_studies.html").exists()

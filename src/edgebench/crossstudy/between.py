@@ -100,21 +100,27 @@ def ratio_between(a: Estimate, b: Estimate) -> tuple[float, float, float]:
 
 
 def label(a: Estimate, b: Estimate, names: tuple[str, str]) -> tuple[str, str]:
-    """`differs` (the two studies' intervals exclude each other), `same` (the difference is
-    below both studies' MDE and the intervals overlap), `too few samples`, or `unresolved`; with why."""
+    """`differs` (the studies' intervals exclude each other, or the between-study interval
+    excludes no change), `same` (no difference shown, and the observed one is below both studies'
+    MDE), `too few samples`, or `unresolved` (neither); each with its reason."""
     for est, name in ((a, names[0]), (b, names[1])):
         if not est.usable:
             return "too few samples", f"{name} has {est.n} clean value{'s' * (est.n != 1)} (needs 2)"
     if a.high < b.low or b.high < a.low:
         return "differs", "the two studies' 95% intervals exclude each other"
-    gap = abs(b.value / a.value - 1)
+    ratio, low, high = ratio_between(a, b)
+    if not low <= 1 <= high:
+        return "differs", (
+            f"the intervals overlap, but the between-study interval [{low:.3f}, {high:.3f}] excludes 1"
+        )
+    gap = abs(ratio - 1)
     mdes = [m for m in (a.mde, b.mde) if math.isfinite(m)]
     if mdes and gap <= min(mdes):
         return (
             "same",
-            f"intervals overlap and the difference {gap:.1%} is within both MDEs (≥ {min(mdes):.1%})",
+            f"no difference shown, and the observed {gap:.1%} is within both MDEs (≥ {min(mdes):.1%})",
         )
     return "unresolved", (
-        f"intervals overlap, but the difference {gap:.1%} exceeds an MDE "
+        f"no difference shown, but the observed {gap:.1%} exceeds an MDE "
         f"({', '.join(f'{m:.1%}' for m in (a.mde, b.mde))}): more samples would tell"
     )

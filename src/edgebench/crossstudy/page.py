@@ -8,7 +8,7 @@ import pandas as pd
 
 from edgebench.formatting import three_digits as num
 
-LABEL_ORDER = ("differs", "unresolved", "too few samples", "same")
+LABEL_ORDER = ("differs", "unresolved", "same", "too few samples")
 
 
 def interval(value: float, low: float, high: float) -> str:
@@ -31,18 +31,50 @@ def figure_table(rows: pd.DataFrame, a: str, b: str) -> list[str]:
     return lines + [figure_line(r) for _, r in rows.iterrows()]
 
 
-def verdict_lines(table: pd.DataFrame) -> list[str]:
-    counts = table["label"].value_counts()
-    summary = ", ".join(f"{counts[k]} {k}" for k in LABEL_ORDER if k in counts)
-    differs = table[table["label"] == "differs"]
-    lines = [f"**{len(table)} figures compared: {summary}.**", ""]
+def label_counts(rows: pd.DataFrame) -> str:
+    counts = rows["label"].value_counts()
+    return ", ".join(f"{counts[k]} {k}" for k in LABEL_ORDER if k in counts) or "none"
+
+
+def by_label(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the order a reader needs them: what differs first, too few samples last."""
+    rank = {label: i for i, label in enumerate(LABEL_ORDER)}
+    return rows.assign(_rank=rows["label"].map(rank)).sort_values(["_rank", "table", "arm", "metric"])
+
+
+def verdict_lines(rows: pd.DataFrame, differences: pd.DataFrame) -> list[str]:
+    paired, absolute = rows[rows["kind"] == "paired ratio"], rows[rows["kind"] == "absolute"]
+    lines = [
+        f"- **Paired within-study ratios** ({len(paired)}): {label_counts(paired)}.",
+        f"- **Absolute figures** ({len(absolute)}): {label_counts(absolute)}.",
+    ]
+    differs = by_label(rows[rows["label"] == "differs"])
     if differs.empty:
-        lines.append("No figure differs beyond both studies' intervals.")
+        lines.append("- No figure differs.")
     else:
-        shown = ", ".join(f"{r['arm']} {r['metric']} ({r['kind']})" for _, r in differs.head(12).iterrows())
-        more = f" and {len(differs) - 12} more" if len(differs) > 12 else ""
-        lines.append(f"Differ: {shown}{more}.")
+        shown = "; ".join(
+            f"{r['arm']} {r['metric']} ({r['kind']}) {num(r['ratio'])}x"
+            for _, r in differs.head(15).iterrows()
+        )
+        more = f"; and {len(differs) - 15} more" if len(differs) > 15 else ""
+        lines.append(f"- **Differ** (second study over the first): {shown}{more}.")
+    lines.append(f"- **Fingerprint lines that differ**: {fingerprint_summary(differences)}.")
     return lines
+
+
+def fingerprint_summary(differences: pd.DataFrame) -> str:
+    machine = differences[differences["kind"] == "machine"]
+    missing = sorted({side for side in ("value_a", "value_b") if (machine[side] == "not recorded").all()})
+    if missing:
+        names = [machine[side.replace("value", "study")].iloc[0] for side in missing]
+        return (
+            f"none can be compared: {' and '.join(names)} recorded no fingerprint (machine.parquet); "
+            "see the provenance lines below for what its rows record"
+        )
+    differing = machine[machine["differs"]]
+    if differing.empty:
+        return "none"
+    return ", ".join(f"{r['what']} ({r['value_a']} vs {r['value_b']})" for _, r in differing.iterrows())
 
 
 def difference_lines(differences: pd.DataFrame) -> list[str]:
@@ -55,9 +87,10 @@ def difference_lines(differences: pd.DataFrame) -> list[str]:
     for _, r in differing.iterrows():
         va, vb = (str(v) if len(str(v)) <= 60 else str(v)[:57] + "..." for v in (r["value_a"], r["value_b"]))
         lines.append(f"| {r['kind']} | {r['what']} | {va} | {vb} |")
-    same = differences[~differences["differs"] & (differences["kind"] == "machine")]
+    same = differences[~differences["differs"] & differences["kind"].isin(["machine", "provenance"])]
     if not same.empty:
-        lines += ["", "Fingerprint lines that agree: " + ", ".join(same["what"]) + "."]
+        agree = ", ".join(f"{r['what']} ({str(r['value_a'])[:40]})" for _, r in same.iterrows())
+        lines += ["", f"Agree: {agree}."]
     return lines
 
 
@@ -66,7 +99,7 @@ def comparison_markdown(table: pd.DataFrame, differences: pd.DataFrame) -> str:
     for (a, b), rows in table.groupby(["study_a", "study_b"], sort=False):
         diffs = differences[(differences["study_a"] == a) & (differences["study_b"] == b)]
         paired = rows[rows["kind"] == "paired ratio"]
-        lines += [f"## {b} against {a}", "", *verdict_lines(rows), ""]
+        lines += [f"## {b} against {a}", "", *verdict_lines(rows, diffs), ""]
         lines += [
             "### Paired within-study ratios",
             "",
@@ -74,9 +107,9 @@ def comparison_markdown(table: pd.DataFrame, differences: pd.DataFrame) -> str:
             "compare. What each interval covers: " + covers_text(paired) + ".",
             "",
         ]
-        lines += figure_table(paired.sort_values(["label", "arm"]), a, b) + [""]
+        lines += figure_table(by_label(paired), a, b) + [""]
         lines += ["### What differs between the two studies", "", *difference_lines(diffs), ""]
-        absolute = rows[rows["kind"] == "absolute"].sort_values(["label", "table", "arm"])
+        absolute = by_label(rows[rows["kind"] == "absolute"])
         lines += ["### Absolute figures (unpaired between studies)", "", *figure_table(absolute, a, b), ""]
     lines += ["Methods: " + "; ".join(sorted(set(table["method"]))) + "."]
     return "\n".join(lines) + "\n"
