@@ -52,7 +52,8 @@ def test_a_reply_split_across_writes_is_read_whole(tmp_path):
 
 
 def test_a_garbled_reply_is_the_engines_failure_and_says_what_it_read(tmp_path):
-    arm = fake_engine(tmp_path, "import sys; print('Segmentation fault in kernel', flush=True); sys.stdin.readline()")
+    code = "import sys; print('Segmentation fault in kernel', flush=True); sys.stdin.readline()"
+    arm = fake_engine(tmp_path, code)
     with pytest.raises(ArmFailed, match="garbled reply.*Segmentation fault"):
         arm.receive(10.0)
 
