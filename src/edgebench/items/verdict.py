@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import altair as alt
 import pandas as pd
@@ -11,9 +12,11 @@ from edgebench.agent.tables import study_rows
 from edgebench.charts import save_chart
 from edgebench.decision import root_cause
 from edgebench.io import write_parquet, write_text
-from edgebench.isa import refusal_in
+from edgebench.isa import isa_level, refusal_in
 from edgebench.items.checks import JUDGES_FAILED_ARMS
 from edgebench.items.verify import METHODS
+from edgebench.machine.identity import static_identity
+from edgebench.procfs import cpu_flags
 from edgebench.retractions import apply_retractions
 
 VALUE_COLUMNS = (
@@ -143,9 +146,22 @@ def render_markdown(item: dict, verdict: str, evidence: pd.DataFrame, provenance
     return "\n".join(lines)
 
 
+def machine_note() -> str:
+    """What the machine running the study has, read now: a reason states a requirement, and the
+    note says how this machine compares with it."""
+    identity = static_identity()
+    memory_gib = float(identity["memory_total_mb"]) / 1024
+    return (
+        f"this study's machine: {len(os.sched_getaffinity(0))} usable cores of {identity['logical_cpus']}, "
+        f"{memory_gib:.1f} GiB of memory, {identity['cpu_model']}, ISA level {isa_level(cpu_flags())}"
+    )
+
+
 def not_reproducible(item: dict) -> tuple[str, pd.DataFrame, str]:
-    """An item this machine or stack cannot run: its verdict row carries the measured reason."""
-    return "not reproducible", pd.DataFrame([{"item": item["id"], "reason": item["reason"]}]), item["reason"]
+    """An item this machine or stack cannot run: its verdict row carries the reason (a requirement)
+    and what the machine running the study has."""
+    note = f"{item['reason']} ({machine_note()})"
+    return "not reproducible", pd.DataFrame([{"item": item["id"], "reason": item["reason"]}]), note
 
 
 def elsewhere_row(item: dict) -> dict:
