@@ -25,25 +25,21 @@ ALPHA = 0.05  # one-sided, for every decision
 POWER = 0.90  # what the minimum detectable effect is defined at
 
 
-def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score 95% interval of a binomial proportion; (nan, nan) with no trials."""
+def wilson_interval(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion (scipy's binomtest); (nan, nan) with no trials."""
     if trials == 0:
         return float("nan"), float("nan")
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    interval = scipy_stats.binomtest(int(successes), int(trials)).proportion_ci(level, method="wilson")
+    return float(interval.low), float(interval.high)
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant pairs (a succeeded alone, b alone)."""
+    """Two-sided exact McNemar p-value from the discordant pairs (a succeeded alone, b alone): a
+    binomial test of one side's share of the discordant pairs against 1/2."""
     n = only_a + only_b
     if n == 0:
         return 1.0
-    k = min(only_a, only_b)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return min(1.0, 2 * tail)
+    return float(scipy_stats.binomtest(int(only_a), n, 0.5).pvalue)
 
 
 @dataclass(frozen=True)
@@ -144,6 +140,7 @@ def mcnemar_detectable_difference(
     return high
 
 
+@functools.lru_cache(maxsize=64)  # seeded, so the same (looks, alpha, draws) always gives the same bound
 def pocock_bounds(looks: int, alpha: float = ALPHA, draws: int = 200_000) -> tuple[float, ...]:
     """One-sided z bound, the same at each of K equally spaced looks, whose overall crossing
     probability under the null is alpha. Found on seeded Brownian paths, so it is reproducible."""
