@@ -1,4 +1,6 @@
 import copy
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,45 @@ def set_at(config: dict, path: tuple, value) -> dict:
         node = node[key]
     node[path[-1]] = value
     return changed
+
+
+def usable_cores() -> list[int]:
+    """The cores this process may run on (its affinity), never a hard-coded [0, 1]."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def busy_cores(cores: list[int], seconds: float = 0.5, threshold: float = 0.2) -> dict[int, float]:
+    """Cores among `cores` that something else kept busy for more than `threshold` of a short window."""
+
+    def ticks() -> dict[int, tuple[int, int]]:
+        out = {}
+        with open("/proc/stat") as stat:
+            for line in stat:
+                name, *values = line.split()
+                if name.startswith("cpu") and name[3:].isdigit():
+                    counts = [int(v) for v in values[:8]]
+                    out[int(name[3:])] = (sum(counts) - counts[3] - counts[4], sum(counts))
+        return out
+
+    before = ticks()
+    time.sleep(seconds)
+    after = ticks()
+    share = {c: (after[c][0] - before[c][0]) / max(after[c][1] - before[c][1], 1) for c in cores}
+    return {c: round(s, 2) for c, s in share.items() if s > threshold}
+
+
+def require_idle(cores: list[int]) -> None:
+    """Skip, naming the busy core, a test whose precondition is an idle core it does not control."""
+    busy = busy_cores(cores)
+    if busy:
+        pytest.skip(
+            f"core(s) {sorted(busy)} busy with another process (busy share {busy}): this test needs them idle"
+        )
+
+
+@pytest.fixture
+def two_cores() -> list[int]:
+    cores = usable_cores()
+    if len(cores) < 2:
+        pytest.skip(f"needs two usable cores; this process may use {cores}")
+    return cores[:2]

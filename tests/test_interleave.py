@@ -16,7 +16,7 @@ from edgebench.bench.interleave import burst_rate, concurrent_groups, first_fit
 from edgebench.bench.noise import noise_rows
 from edgebench.bench.session import SessionSettings, run_session
 
-from .conftest import hf_spec
+from .conftest import hf_spec, require_idle
 from .test_session import hogging
 
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
@@ -83,12 +83,12 @@ def test_the_hf_decode_stream_runs_only_when_pulled(tiny_model):
 LONG = {"prefill_tokens": 32, "decode_tokens": 400, "max_model_len": 512}
 
 
-def _interleaved(tiny_model, tmp_path, rounds=2, limit=1.0, bench=BENCH):
+def _interleaved(tiny_model, tmp_path, cores, rounds=2, limit=1.0, bench=BENCH):
     specs = {name: hf_spec(tiny_model, bench) for name in ("hf/a", "hf/b", "hf/c", "hf/d")}
     settings = SessionSettings(
         rounds=rounds,
         seed=3,
-        cores=[0, 1],
+        cores=cores,
         timeout_s=120,
         contention_limit=limit,
         design="interleaved",
@@ -103,8 +103,10 @@ def _by_pair(rows):
     return [list(group) for _, group in itertools.groupby(sorted(rows, key=key), key=key)]
 
 
-def test_interleaved_pairs_share_a_core_take_turns_and_run_beside_another_pair(tiny_model, tmp_path):
-    rows = _interleaved(tiny_model, tmp_path)
+def test_interleaved_pairs_share_a_core_take_turns_and_run_beside_another_pair(
+    tiny_model, tmp_path, two_cores
+):
+    rows = _interleaved(tiny_model, tmp_path, two_cores)
     assert len(rows) == 2 * 4
     for first, second in _by_pair(rows):
         assert first["partner"] == second["arm"] and first["core"] == second["core"]
@@ -116,17 +118,22 @@ def test_interleaved_pairs_share_a_core_take_turns_and_run_beside_another_pair(t
     for r in range(2):  # the two pairs of a round on different cores, swapped the next round
         cores = {row["arm"]: row["core"] for row in rows if row["round"] == r}
         assert cores["hf/a"] != cores["hf/c"]
-    assert {row["core"] for row in rows if row["arm"] == "hf/a"} == {0, 1}
+    assert {row["core"] for row in rows if row["arm"] == "hf/a"} == set(two_cores)
     leads = {row["round"]: row["leads"] for row in rows if row["arm"] == "hf/a"}
     assert leads[0] != leads[1]  # which arm starts alternates by round
 
 
-def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tmp_path):
-    with hogging([[0]], low_priority=False):
-        rows = _interleaved(tiny_model, tmp_path, limit=0.25, bench=LONG)
+def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tmp_path, two_cores):
+    loaded, other = two_cores
+    require_idle([other])  # the pair on the other core is the control: nothing else may load it
+    with hogging([[loaded]], low_priority=False):
+        rows = _interleaved(tiny_model, tmp_path, two_cores, limit=0.25, bench=LONG)
     assert min(r["pair_wall_s"] for r in rows) > 0.5, rows  # long enough to resolve the limit
-    assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
-    assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
+    on_loaded = [r for r in rows if r["core"] == loaded]
+    on_other = [r for r in rows if r["core"] == other]
+    assert all(r["status"] == "contended" for r in on_loaded), rows
+    assert min(r["stolen_frac"] for r in on_loaded) > max(r["stolen_frac"] for r in on_other), rows
+    assert all(r["status"] == "ok" for r in on_other), rows
 
 
 def _frame(design):

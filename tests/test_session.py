@@ -13,7 +13,7 @@ import pytest
 
 from edgebench.bench.session import SessionSettings, round_order, run_session
 
-from .conftest import TINY_MODEL, hf_spec
+from .conftest import TINY_MODEL, hf_spec, require_idle, usable_cores
 
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
 
@@ -23,7 +23,9 @@ def spec(model_dir, **extra):
 
 
 def settings(rounds):
-    return SessionSettings(rounds=rounds, seed=7, cores=[0, 1], timeout_s=120, contention_limit=1.0)
+    return SessionSettings(
+        rounds=rounds, seed=7, cores=usable_cores()[:2], timeout_s=120, contention_limit=1.0
+    )
 
 
 def test_round_orders_are_seeded_shuffles():
@@ -61,11 +63,11 @@ def test_a_killed_arm_becomes_failed_rows_and_the_rounds_go_on(tiny_model, tmp_p
         assert by[("hf/dies", r)]["status"] == "failed" and "exited" in by[("hf/dies", r)]["error"]
 
 
-def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path):
+def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path, two_cores):
     specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b", "hf/c")}
     pairs = [("hf/a", "hf/b"), ("hf/a", "hf/c")]
     settings = SessionSettings(
-        rounds=2, seed=3, cores=[0, 1], timeout_s=120, contention_limit=1.0, design="duet", pairs=pairs
+        rounds=2, seed=3, cores=two_cores, timeout_s=120, contention_limit=1.0, design="duet", pairs=pairs
     )
     rows = run_session(specs, settings, tmp_path, progress=lambda message: None)
     assert len(rows) == 2 * 2 * 2
@@ -74,7 +76,9 @@ def test_duets_sample_two_arms_at_once_on_separate_cores(tiny_model, tmp_path):
     ):
         first, second = list(group)
         assert first["partner"] == second["arm"] and second["partner"] == first["arm"]
-        assert {first["core"], second["core"]} == {0, 1} and first["pair_wall_s"] == second["pair_wall_s"]
+        assert {first["core"], second["core"]} == set(two_cores) and first["pair_wall_s"] == second[
+            "pair_wall_s"
+        ]
         assert max(first["wall_s"], second["wall_s"]) <= first["pair_wall_s"]
         assert first["status"] == second["status"] == "ok", first["error"]
         assert first["decode_tok_s"] > 0 and second["decode_tok_s"] > 0
@@ -142,7 +146,7 @@ def duet_model(tmp_path_factory):
     return out
 
 
-def _duet(model_dir, tmp_path, rounds):
+def _duet(model_dir, tmp_path, rounds, cores):
     # samples long enough that one 10 ms clock tick of foreign time is a small share of them (the
     # faster arm's one second is 100 ticks); the limit sits between what the old guard charged the
     # faster arm (most of its partner's extra time) and what an arm's own interval holds under a
@@ -155,7 +159,7 @@ def _duet(model_dir, tmp_path, rounds):
     settings = SessionSettings(
         rounds=rounds,
         seed=3,
-        cores=[0, 1],
+        cores=cores,
         timeout_s=120,
         contention_limit=0.25,
         design="duet",
@@ -164,11 +168,12 @@ def _duet(model_dir, tmp_path, rounds):
     return run_session(specs, settings, tmp_path, progress=lambda message: None)
 
 
-def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(duet_model, tmp_path):
+def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(duet_model, tmp_path, two_cores):
     """A low-priority busy loop on every core takes what an arm leaves idle; the arm that finishes
     first must not be charged for the time its partner still runs."""
-    with hogging([[0], [1]]):
-        rows = _duet(duet_model, tmp_path, rounds=2)
+    require_idle(two_cores)  # another process's ordinary-priority load would rightly flag the arm
+    with hogging([[core] for core in two_cores]):
+        rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores)
     fast = [r for r in rows if r["arm"] == "hf/fast"]
     slow = [r for r in rows if r["arm"] == "hf/slow"]
     assert all(f["wall_s"] < s["wall_s"] for f, s in zip(fast, slow, strict=True))  # fast finishes first
@@ -176,12 +181,17 @@ def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(duet_mod
     assert [r["status"] for r in fast] == [r["status"] for r in slow] == ["ok", "ok"], rows
 
 
-def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(duet_model, tmp_path):
-    with hogging([[0]], low_priority=False):
-        rows = _duet(duet_model, tmp_path, rounds=2)
-    assert {r["core"] for r in rows if r["status"] == "contended"} == {0}
-    assert all(r["status"] == "ok" for r in rows if r["core"] == 1), rows
-    assert all(r["status"] == "contended" for r in rows if r["core"] == 0), rows
+def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(duet_model, tmp_path, two_cores):
+    loaded, other = two_cores
+    require_idle([other])  # the arm on the other core is the control: nothing else may load it
+    with hogging([[loaded]], low_priority=False):
+        rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores)
+    on_loaded = [r for r in rows if r["core"] == loaded]
+    on_other = [r for r in rows if r["core"] == other]
+    assert all(r["status"] == "contended" for r in on_loaded), rows
+    # the guard charges the loop to the arm it ran beside, not to its partner on the other core
+    assert min(r["stolen_frac"] for r in on_loaded) > max(r["stolen_frac"] for r in on_other), rows
+    assert all(r["status"] == "ok" for r in on_other), rows
 
 
 def test_a_duet_times_each_arm_over_the_window_both_arms_ran():
@@ -257,13 +267,13 @@ def test_a_single_thread_engine_starts_with_one_openmp_thread_whatever_the_job_s
     assert spawn_env({"threads": 2})["OMP_NUM_THREADS"] == "2"  # bound or engine-set counts: the job's
 
 
-def test_restart_rounds_give_each_process_epoch_engines_of_its_own(tiny_model, tmp_path):
+def test_restart_rounds_give_each_process_epoch_engines_of_its_own(tiny_model, tmp_path, two_cores):
     """A process's own speed offset is resampled only by new processes: with restart_rounds, each
     epoch loads its engines afresh, rounds keep their session-wide indices and rows name the epoch."""
     specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b")}
     messages = []
     session = SessionSettings(
-        rounds=5, seed=7, cores=[0, 1], timeout_s=120, contention_limit=1.0, restart_rounds=2
+        rounds=5, seed=7, cores=two_cores, timeout_s=120, contention_limit=1.0, restart_rounds=2
     )
     rows = run_session(specs, session, tmp_path, progress=messages.append)
     assert sorted((row["round"], row["epoch"]) for row in rows if row["arm"] == "hf/a") == [
