@@ -162,7 +162,7 @@ def test_a_budget_is_judged_on_the_study_strategy_only(tmp_path):
     table = tmp_path / "decision.parquet"
     requirements = {"agent_success": {"at_least": 0.5}}
     write_decision({"agent_trials": str(tmp_path / "agent_trials.parquet")}, requirements, ["vllm/bf16"],
-                   str(table), str(tmp_path / "decision.md"))  # fmt: skip
+                   [], str(table), str(tmp_path / "decision.md"))  # fmt: skip
     row = pd.read_parquet(table).iloc[0]
     assert row["n"] == 10 and row["value"] == pytest.approx(0.8)  # free's 10 failures left out
 

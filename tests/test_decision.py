@@ -84,11 +84,39 @@ def test_the_page_shows_one_line_per_build_with_value_and_interval():
         line for line in text.splitlines() if line.startswith("| small") or line.startswith("| straddles")
     ]
     assert len(lines) == 2 and "**fits**" in lines[0] and "**does not fit**" in lines[1]
-    assert "met: 2e+03 [" in lines[0] and "undecided" in lines[1]
+    assert "met: 2,000 MiB [" in lines[0] and "undecided" in lines[1] and "e+0" not in text
+    assert text.splitlines()[2].startswith("**Deploy `small`**")  # the first line names the build
     assert "No requirements" in decision_markdown(pd.DataFrame())
     refused = decision_markdown(decision_frame(tables(), REQUIREMENTS, ["refused"]))
     row = next(line for line in refused.splitlines() if line.startswith("| refused"))
     assert "needs avx512f" in row and row.count("|") == 2 + 1 + len(REQUIREMENTS)  # one line, its cells
+
+
+def test_an_undecided_cell_says_how_many_more_samples_would_decide_it():
+    frame = decision_frame(tables(), {"peak_rss_anon_mb": {"at_most": 3010}}, ["straddles"])
+    row = frame.iloc[0]
+    assert row["verdict"] == "undecided"
+    cell = decision_markdown(frame).split("| straddles |")[1]
+    more = int(cell.split("about ")[1].split(" more reps")[0].replace(",", ""))
+    # at the observed spread, n + more samples shrink the half-width (on logs) below the distance to the bound
+    half = (math.log(row["high"]) - math.log(row["low"])) / 2
+    distance = math.log(3010) - math.log(row["value"])
+    assert half * math.sqrt(row["n"] / (row["n"] + more)) <= distance * 1.0001
+    assert half * math.sqrt(row["n"] / (row["n"] + more - 1)) > distance or more == 1
+
+
+def test_when_no_build_fits_the_page_names_the_closest_and_what_it_misses():
+    text = decision_markdown(decision_frame(tables(), REQUIREMENTS, ["straddles", "refused"]))
+    first = text.splitlines()[2]
+    assert first.startswith("**No build fits.** Closest: `straddles`") and "kl_mean <= 0.1 not met" in first
+
+
+def test_not_deployable_arms_get_a_section_of_their_own():
+    frame = decision_frame(tables(), REQUIREMENTS, ["small"])
+    others = decision_frame(tables(), REQUIREMENTS, ["straddles"])
+    text = decision_markdown(frame, others)
+    assert text.index("| small") < text.index("## Not deployable builds") < text.index("| straddles")
+    assert "Deploy `small`" in text
 
 
 def test_the_pareto_view_shows_the_users_builds_only():

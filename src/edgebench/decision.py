@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from edgebench.formatting import three_digits
 from edgebench.metrics import METRICS
 from edgebench.stats import wilson_interval
 
@@ -145,26 +146,85 @@ def decision_frame(tables: dict[str, pd.DataFrame], requirements: dict, arms: li
     return frame
 
 
+# What one more unit of evidence is, per table a requirement's metric comes from.
+UNITS = {"bench": "reps", "warm": "warm samples", "fidelity": "scored positions", "agent_trials": "trials"}
+
+
+def more_needed(row: pd.Series) -> str:
+    """For an undecided cell: about how many more units would put the interval on one side of the
+    bound at the observed spread (the half-width shrinks with the square root of the count)."""
+    value, low, high, bound, n = (float(row[k]) for k in ("value", "low", "high", "bound", "n"))
+    log_scale = min(value, low, bound) > 0 and METRICS[row["metric"]].interval == "t"
+    scale = math.log if log_scale else float
+    half, distance = (scale(high) - scale(low)) / 2, abs(scale(value) - scale(bound))
+    if not (n >= 1 and half > 0 and distance > 0):
+        return "the value sits on the bound: no count decides it"
+    needed = math.ceil(n * (half / distance) ** 2)
+    unit = UNITS.get(METRICS[row["metric"]].table, "samples")
+    return f"about {max(needed - int(n), 1):,} more {unit} would decide it"
+
+
 def _cell(row: pd.Series) -> str:
     if row["verdict"] == NOT_MEASURED:
         why = " ".join(str(row["why"]).replace("|", "/").split())  # one line inside a table cell
         return f"not measured ({why})" if why else "not measured"
-    interval = f" [{row['low']:.3g}, {row['high']:.3g}]" if math.isfinite(row["low"]) else ""
-    return f"{row['verdict']}: {row['value']:.3g}{interval}"
+    unit = METRICS[row["metric"]].unit
+    interval = (
+        f" [{three_digits(row['low'])}, {three_digits(row['high'])}]" if math.isfinite(row["low"]) else ""
+    )
+    cell = f"{row['verdict']}: {three_digits(row['value'])} {unit}{interval}"
+    return f"{cell}; {more_needed(row)}" if row["verdict"] == UNDECIDED else cell
 
 
-def decision_markdown(frame: pd.DataFrame) -> str:
-    """A table a person reads in ten seconds: one line per build, one column per requirement."""
+def headline(frame: pd.DataFrame) -> list[str]:
+    """The page's first line: the build to deploy (among those that fit, the best on the budget's
+    first requirement, its stated priority), or that none fits, the closest, and what it misses."""
+    first = frame["metric"].iloc[0]
+    higher = METRICS[first].direction == "higher"
+    builds = frame[frame["build_verdict"] == "fits"]
+    if not builds.empty:
+        best = builds[builds["metric"] == first].sort_values("value", ascending=not higher).iloc[0]
+        return [
+            f"**Deploy `{best['arm']}`**: it meets every requirement with its whole interval, and is "
+            f"the best of the {builds['arm'].nunique()} that fit on `{first}`, the budget's first line."
+        ]
+    short = frame.assign(missed=frame["verdict"] == NOT_MET, short=frame["verdict"] != MET)
+    counts = short.groupby("arm", sort=False)[["short", "missed"]].sum()
+    closest = counts.sort_values(["short", "missed"], kind="stable").index[0]  # fewest requirements short
+    rows = frame[(frame["arm"] == closest) & (frame["verdict"] != MET)]
+    misses = "; ".join(f"{r['requirement']} {_cell(r)}" for _, r in rows.iterrows())
+    return [f"**No build fits.** Closest: `{closest}`, which misses: {misses}."]
+
+
+def decision_markdown(frame: pd.DataFrame, others: pd.DataFrame | None = None) -> str:
+    """A table a person reads in ten seconds: the build to deploy first, then one line per build,
+    one column per requirement; arms that are not deployable builds in a section of their own."""
     if frame.empty:
         return "# Deployment decision\n\nNo requirements were given (config section `requirements`).\n"
-    requirements = list(dict.fromkeys(frame["requirement"]))
-    lines = [
-        "# Deployment decision",
-        "",
+    lines = ["# Deployment decision", "", *headline(frame), ""]
+    lines += [
         "Each cell: the verdict, the measured value (a geometric mean over samples, or the estimate over "
         "scored positions) and its 95% interval. `met` / `not met` need the whole interval on one "
         "side of the bound; `undecided` straddles it.",
         "",
+        *_table(frame),
+    ]
+    if others is not None and not others.empty:
+        lines += [
+            "",
+            "## Not deployable builds",
+            "",
+            "Emulations that exist for a fidelity item (their timings would not be the kernel's), "
+            "judged against the same budget for reference only.",
+            "",
+            *_table(others),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _table(frame: pd.DataFrame) -> list[str]:
+    requirements = list(dict.fromkeys(frame["requirement"]))
+    lines = [
         "| build | verdict | " + " | ".join(requirements) + " |",
         "|---|---|" + "---|" * len(requirements),
     ]
@@ -172,4 +232,4 @@ def decision_markdown(frame: pd.DataFrame) -> str:
         cells = {r["requirement"]: _cell(r) for _, r in rows.iterrows()}
         verdict = rows["build_verdict"].iloc[0]
         lines.append(f"| {arm} | **{verdict}** | " + " | ".join(cells[q] for q in requirements) + " |")
-    return "\n".join(lines) + "\n"
+    return lines

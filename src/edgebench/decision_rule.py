@@ -11,16 +11,22 @@ from edgebench.decision import decision_frame, decision_markdown
 from edgebench.io import write_parquet, write_text
 
 
-def write_decision(inputs: dict[str, str], requirements: dict, arms: list[str], table: str, md: str) -> None:
+def write_decision(
+    inputs: dict[str, str], requirements: dict, arms: list[str], others: list[str], table: str, md: str
+) -> None:
+    """Judge the deployable builds (`arms`) and, for reference, the non-deployable ones (`others`)."""
     tables = {name: pd.read_parquet(path) for name, path in inputs.items() if Path(path).exists()}
     tables = {name: frame[frame["status"] != "retracted"] for name, frame in tables.items()}
     if "agent_trials" in tables:
         tables["agent_trials"] = study_rows(tables["agent_trials"])
     frame = decision_frame(tables, requirements, arms)
+    other = decision_frame(tables, requirements, others)
     first = next(iter(tables.values()))
-    if not frame.empty:
-        frame["run_id"], frame["git_commit"] = first["run_id"].iloc[0], first["git_commit"].iloc[0]
-        frame["isa_level"] = first["isa_level"].iloc[0] if "isa_level" in first else ""
-    write_parquet(frame, table)
-    write_text(decision_markdown(frame), Path(md))
-    print(decision_markdown(frame))
+    both = pd.concat([frame.assign(deployable=True), other.assign(deployable=False)], ignore_index=True)
+    if not both.empty:
+        both["run_id"], both["git_commit"] = first["run_id"].iloc[0], first["git_commit"].iloc[0]
+        both["isa_level"] = first["isa_level"].iloc[0] if "isa_level" in first else ""
+    write_parquet(both, table)
+    page = decision_markdown(frame, other)
+    write_text(page, Path(md))
+    print(page)

@@ -266,11 +266,35 @@ def decision_requirements():
     return config["requirements"] if "requirements" in config else {}
 
 
+def runs_in_study(name):
+    """An arm this study measures somewhere: cold reps, fidelity or agent trials."""
+    arm = config["arms"][name]
+    return (
+        arm["bench"]
+        or arm["fidelity"]
+        or name in config.get("agent", {}).get("arms", [])
+    )
+
+
 def decision_arms():
-    """The user's builds: every arm but the calibration twin and injected arms."""
+    """The user's deployable builds that this study runs: every arm but the calibration twin and
+    injected arms, and the emulations (they exist for a fidelity item)."""
     cal = config.get("calibration") or {}
     calibration = {cal.get("twin"), *cal.get("injected", [])}
-    return [a for a, arm in config["arms"].items() if a not in calibration]
+    return [
+        a
+        for a, arm in config["arms"].items()
+        if a not in calibration and not arm.get("w4a8_emulated") and runs_in_study(a)
+    ]
+
+
+def decision_other_arms():
+    """Arms judged against the budget for reference only, in a section of their own."""
+    return [
+        a
+        for a, arm in config["arms"].items()
+        if arm.get("w4a8_emulated") and runs_in_study(a)
+    ]
 
 
 def get_decision_inputs(wildcards):

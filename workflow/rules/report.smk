@@ -75,6 +75,7 @@ rule decision:
     params:
         requirements=decision_requirements(),
         arms=decision_arms(),
+        others=decision_other_arms(),
         code=code_digest("decision.py"),
         config=job_config("decision.py"),
     script:
