@@ -110,7 +110,7 @@ def noise_lines(noise: pd.DataFrame) -> list[str]:
 def fingerprint_lines(machine: pd.DataFrame) -> list[str]:
     """The machine fingerprint (machine.parquet) as a table: what two studies' machines differ in."""
     digest = machine["machine_digest"].iloc[0]
-    lines = [f"Machine digest `{digest}` (every row of every table carries it).", ""]
+    lines = [f"Machine digest `{digest}` (every measured row carries it, and every table its metadata).", ""]
     lines += ["| line | value | unit | how |", "|---|---|---|---|"]
     for _, r in machine.iterrows():
         value = str(r["value"])
