@@ -113,3 +113,13 @@ def test_k_sessions_give_a_between_session_sd_and_an_interval_across_them():
     # three session means give a t-interval on 2 degrees of freedom: wider than the pooled one
     assert three["across_ci_high"] / three["across_ci_low"] > three["ci_high"] / three["ci_low"]
     assert three["across_ci_low"] < 0.8 < three["across_ci_high"]
+
+
+def test_a_study_of_k_sessions_is_compared_by_its_interval_across_them(tmp_path):
+    rates = {"vllm/bf16": 50.0, "vllm/w4a16": 40.0}
+    a = write_study(tmp_path / "a", rates, seed=1, sessions=3)
+    b = write_study(tmp_path / "b", rates, seed=2)
+    table = pd.read_parquet(compare_studies([a, b], tmp_path / "out")["table"])
+    row = table[(table["kind"] == "paired ratio") & (table["metric"] == "decode_tok_s")].iloc[0]
+    assert row["covers_a"] == "across 3 sessions" and row["n_a"] == 3
+    assert row["covers_b"] == "within one session" and row["n_b"] == 10

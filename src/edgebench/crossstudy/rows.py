@@ -14,6 +14,7 @@ import pandas as pd
 from edgebench.crossstudy import between
 from edgebench.crossstudy.load import NotAStudy, Study
 from edgebench.metrics import METRICS
+from edgebench.stats import minimum_detectable_effect
 
 SAMPLE_TABLES = ("warm", "bench")  # one row per sample: a t-interval over clean samples
 FIDELITY_METRICS = ("kl_mean", "top1")  # one row per arm, with its own standard error
@@ -53,17 +54,20 @@ def fidelity_estimates(study: Study) -> dict[tuple, between.Estimate]:
 def paired_estimates(study: Study) -> dict[tuple, tuple[between.Estimate, str]]:
     """(arm vs baseline, metric) -> the study's paired ratio and what its interval covers."""
     frame = study.table("compare")
-    out = {}
-    for _, r in frame.iterrows():
-        rounds = int(r["rounds"]) if pd.notna(r["rounds"]) else 0
-        est = between.interval_estimate(
-            float(r["ratio"]), float(r["ci_low"]), float(r["ci_high"]), rounds, float(r["mde"])
-        )
-        covers = (
-            r.get("interval_covers") if isinstance(r.get("interval_covers"), str) else "within one session"
-        )
-        out[(f"{r['arm']} vs {r['baseline']}", r["metric"])] = (est, covers)
-    return out
+    return {(f"{r['arm']} vs {r['baseline']}", r["metric"]): _headline(r) for _, r in frame.iterrows()}
+
+
+def _headline(r: pd.Series) -> tuple[between.Estimate, str]:
+    """A compare row's ratio with the interval that covers most: across its k sessions where the
+    study ran several (n = k), else within its one session (n = pairs)."""
+    k = int(r["sessions"]) if "sessions" in r and pd.notna(r["sessions"]) else 1
+    if k > 1 and pd.notna(r.get("across_ci_low")):
+        mde = minimum_detectable_effect(float(r["between_session_sd_log"]), k)
+        ratio, low, high = float(r["across_ratio"]), float(r["across_ci_low"]), float(r["across_ci_high"])
+        return between.interval_estimate(ratio, low, high, k, mde), f"across {k} sessions"
+    rounds = int(r["rounds"]) if pd.notna(r["rounds"]) else 0
+    ratio, low, high = float(r["ratio"]), float(r["ci_low"]), float(r["ci_high"])
+    return between.interval_estimate(ratio, low, high, rounds, float(r["mde"])), "within one session"
 
 
 def estimate_columns(est: between.Estimate, suffix: str) -> dict:
