@@ -2,7 +2,6 @@
 independent cores from one core shared."""
 
 import os
-import time
 
 import pandas as pd
 import pytest
@@ -10,26 +9,9 @@ import pytest
 from edgebench.machine import identity, probes
 from edgebench.machine.fingerprint import fingerprint_rows
 
+from .conftest import require_idle
+
 USABLE = sorted(os.sched_getaffinity(0))
-
-
-def busy_fractions(cores: list[int], seconds: float = 0.5) -> dict[int, float]:
-    """Share of each core's time spent busy over a short window (/proc/stat per-CPU lines)."""
-
-    def read():
-        out = {}
-        with open("/proc/stat") as stat:
-            for line in stat:
-                name, *values = line.split()
-                if name.startswith("cpu") and name[3:].isdigit():
-                    ticks = [int(v) for v in values]
-                    out[int(name[3:])] = (sum(ticks[:8]) - ticks[3] - ticks[4], sum(ticks[:8]))
-        return out
-
-    before = read()
-    time.sleep(seconds)
-    after = read()
-    return {c: (after[c][0] - before[c][0]) / max(after[c][1] - before[c][1], 1) for c in cores}
 
 
 def test_the_digest_keys_static_lines_only_and_changes_with_them():
@@ -75,9 +57,7 @@ def test_two_cores_alone_read_higher_than_one_core_shared():
     if len(USABLE) < 2:
         pytest.skip(f"one usable core ({USABLE}): nothing to pair")
     cores = USABLE[:2]
-    busy = {c: f for c, f in busy_fractions(cores).items() if f > 0.2}
-    if busy:
-        pytest.skip(f"core(s) {sorted(busy)} busy with another process ({busy}): the probe needs them idle")
+    require_idle(cores)  # the two-core probe reads interference only from the probes themselves
     apart = probes.interference(cores, seconds=1.0)
     shared = probes.interference([cores[0], cores[0]], seconds=1.0)
     # the same probe, the same core count: only sharing one core can halve each rate
