@@ -41,7 +41,10 @@ def test_findings_state_span_machine_kernels_verdicts_and_decision():
     )  # fmt: skip
     tables = {"bench": bench, "verdicts": verdicts, "compare": compare}
     text = findings_markdown(tables, "# Deployment decision\n\n| x |\n")
-    assert "| vllm/bf16-twin vs vllm/bf16 | 6 | 0.990 [0.970, 1.010] | 0.020 | 0.030 | -0.120 |" in text
+    assert (
+        "| vllm/bf16-twin vs vllm/bf16 | 6 | 0.990 [0.970, 1.010] | within one session | 0.020 | 0.030 "
+        "| -0.120 | one session: not measured | not measured |" in text
+    )
     assert "12.0 min" in text and "ISA level: avx2" in text and "Some CPU" in text
     assert "`vllm/w8a8`: onednn_int8" in text and "| H2 | confirmed | every arm moved |" in text
     assert "## Deployment decision" in text and "Totals: 1 confirmed" in text
