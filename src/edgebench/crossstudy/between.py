@@ -82,7 +82,7 @@ def interval_estimate(value: float, low: float, high: float, n: int, mde: float)
 def welch_df(a: Estimate, b: Estimate) -> float:
     """Welch-Satterthwaite degrees of freedom of the difference (inf when both SEs are normal)."""
     terms = [(e.se_log**2) ** 2 / e.df for e in (a, b) if math.isfinite(e.df) and e.df > 0]
-    if not terms:
+    if not terms or sum(terms) == 0:  # normal SEs, or no spread at all (identical samples)
         return math.inf
     return (a.se_log**2 + b.se_log**2) ** 2 / sum(terms)
 
