@@ -16,9 +16,7 @@ def parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", default="results/compare", help="folder for the table, page and chart")
     history = sub.add_parser("history", help="change points per arm and metric in a history store")
     history.add_argument("--store", required=True, help="the history store (a folder of parquet files)")
-    history.add_argument(
-        "--machine", default=None, help="machine digest (default: this host's own)"
-    )
+    history.add_argument("--machine", default=None, help="machine digest (default: this host's own)")
     history.add_argument("--out", default="results/history", help="folder for the table, page and chart")
     return top
 
