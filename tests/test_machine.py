@@ -8,6 +8,7 @@ import pytest
 
 from edgebench.machine import identity, probes
 from edgebench.machine.fingerprint import fingerprint_rows
+from edgebench.procfs import CpuTimes
 
 from .conftest import require_idle
 
@@ -29,8 +30,8 @@ def test_cache_sizes_read_as_bytes():
 
 
 def test_steal_fraction_is_the_steal_share_of_the_elapsed_ticks():
-    before = [100, 0, 50, 800, 0, 0, 0, 50]
-    after = [200, 0, 100, 1600, 0, 0, 0, 150]
+    before = {0: CpuTimes(busy=150, idle=800, steal=50)}
+    after = {0: CpuTimes(busy=300, idle=1600, steal=150)}
     assert probes.steal_fraction(before, after) == pytest.approx(100 / 1050)
 
 

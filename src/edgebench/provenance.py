@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from edgebench.engines.registry import ENGINES
 from edgebench.isa import isa_columns
-from edgebench.machine.identity import machine_digest
+from edgebench.machine.identity import cpuinfo_field, machine_digest
 
 TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel")
 
@@ -72,11 +71,7 @@ def git_state(repo: Path) -> tuple[str, bool]:
 
 
 def cpu_model() -> str:
-    with contextlib.suppress(OSError):  # no /proc/cpuinfo (not Linux): the platform's name below
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+    return cpuinfo_field("model name") or platform.processor() or "unknown"
 
 
 def digest_json(value: object) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from edgebench.machine.identity import CPU_ROOT, cache_bytes, cache_sizes
+from edgebench.procfs import CpuTimes, read_proc_stat
 
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 # Interference labels: the mean rate of probes run together, as a fraction of one probe alone.
@@ -86,17 +87,19 @@ def interference(cores: list[int], seconds: float) -> Interference:
     return Interference(tuple(cores), alone, tuple(r["gflops"] for r in together))
 
 
-def cpu_times() -> list[int]:
-    """The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal ..."""
-    with open("/proc/stat") as stat:
-        return [int(v) for v in stat.readline().split()[1:]]
+def cpu_times() -> dict[int, CpuTimes]:
+    return read_proc_stat()
 
 
-def steal_fraction(before: list[int], after: list[int]) -> float:
+def steal_fraction(before: dict[int, CpuTimes], after: dict[int, CpuTimes]) -> float:
     """Share of the machine's CPU time the hypervisor took between two readings (NaN if none)."""
-    delta = [b - a for a, b in zip(before, after, strict=False)]
-    total = sum(delta[:8])
-    return delta[7] / total if len(delta) > 7 and total > 0 else float("nan")
+    steal = sum(after[c].steal - before[c].steal for c in after if c in before)
+    total = sum(
+        (after[c].busy + after[c].idle + after[c].steal) - (before[c].busy + before[c].idle + before[c].steal)
+        for c in after
+        if c in before
+    )
+    return steal / total if total > 0 else float("nan")
 
 
 def clock_mhz(root: Path = CPU_ROOT) -> tuple[float, str]:
