@@ -63,21 +63,16 @@ def usable_cores() -> list[int]:
 
 def busy_cores(cores: list[int], seconds: float = 0.5, threshold: float = 0.2) -> dict[int, float]:
     """Cores among `cores` that something else kept busy for more than `threshold` of a short window."""
+    from edgebench.procfs import read_proc_stat
 
-    def ticks() -> dict[int, tuple[int, int]]:
-        out = {}
-        with open("/proc/stat") as stat:
-            for line in stat:
-                name, *values = line.split()
-                if name.startswith("cpu") and name[3:].isdigit():
-                    counts = [int(v) for v in values[:8]]
-                    out[int(name[3:])] = (sum(counts) - counts[3] - counts[4], sum(counts))
-        return out
-
-    before = ticks()
+    before = read_proc_stat()
     time.sleep(seconds)
-    after = ticks()
-    share = {c: (after[c][0] - before[c][0]) / max(after[c][1] - before[c][1], 1) for c in cores}
+    after = read_proc_stat()
+    share = {}
+    for c in cores:
+        busy = after[c].busy - before[c].busy
+        total = busy + (after[c].idle - before[c].idle) + (after[c].steal - before[c].steal)
+        share[c] = busy / max(total, 1)
     return {c: round(s, 2) for c, s in share.items() if s > threshold}
 
 
