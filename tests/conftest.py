@@ -85,6 +85,17 @@ def require_idle(cores: list[int]) -> None:
         )
 
 
+def skip_if_still_busy(flagged: bool, cores: list[int]) -> None:
+    """After a run whose control rows were flagged: skip, naming the core, when another process is
+    still loading it (it came after the check before the run); a flag on a core that is idle again
+    stays for the test's assertions to judge."""
+    busy = busy_cores(cores) if flagged else {}
+    if busy:
+        pytest.skip(
+            f"core(s) {sorted(busy)} became busy with another process during the test (busy share {busy})"
+        )
+
+
 @pytest.fixture
 def two_cores() -> list[int]:
     cores = usable_cores()
