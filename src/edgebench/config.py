@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from edgebench.engines.registry import ENGINES, can_load, check_feature
+from edgebench.envs.spec import requirement_problem
 from edgebench.metrics import BUDGET_METRICS, METRICS
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"  # package data
@@ -317,7 +318,28 @@ def check_cross_fields(config: dict, read_model: bool = True) -> None:
     check_stage_arms(config)
     check_agent_strategies(config)
     check_compiled(config)
+    check_environments(config)
     check_machine(config)
+
+
+def check_environments(config: dict) -> None:
+    """Each arm's environment exists, and each of its requirements is a pip requirement or a local
+    wheel or folder that is there (what the installer would refuse only after other jobs ran)."""
+    environments = config.get("environments", {})
+    for arm_name, arm in config["arms"].items():
+        name = arm.get("env")
+        if name is None:
+            continue
+        if name not in environments:
+            known = ", ".join(environments) or "none"
+            raise ConfigError(
+                f"config.arms[{arm_name!r}].env: {name!r} is not a key of config.environments "
+                f"(known: {known})"
+            )
+        for requirement in environments[name]["requirements"]:
+            problem = requirement_problem(requirement)
+            if problem:
+                raise ConfigError(f"config.environments.{name}.requirements (arm {arm_name}): {problem}")
 
 
 def _options_but(arm: dict, *ignored: str) -> dict:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from edgebench.provenance import digest_json, study_provenance
+from edgebench.envs.record import arm_record, records_by_name
+from edgebench.provenance import digest_json, package_versions, study_provenance
 from edgebench.scriptlog import redirect_to_log
 
 _CONTEXT: dict = {}
+_ENVIRONMENTS: dict[str, dict] = {}
 
 
 def job_context(rule: str, code_digest: str, config: dict) -> dict:
@@ -33,8 +35,29 @@ def start_job(sm) -> dict:
     params = dict(sm.params.items()) if hasattr(sm.params, "items") else {}
     _CONTEXT.clear()
     _CONTEXT.update(job_context(sm.rule, params.get("code", ""), params.get("config") or {}))
+    # The records of the environments its arms run in (rules list them as the input `envs`).
+    _ENVIRONMENTS.clear()
+    _ENVIRONMENTS.update(records_by_name(list(getattr(getattr(sm, "input", None), "envs", None) or [])))
     return dict(_CONTEXT)
+
+
+def resume_job(context: dict, environments: dict[str, dict]) -> None:
+    """In a process started under an arm's environment: the job's context, with this process's own
+    package versions, and its environment records."""
+    _CONTEXT.clear()
+    _CONTEXT.update({**context, "versions": package_versions()})
+    _ENVIRONMENTS.clear()
+    _ENVIRONMENTS.update(environments)
 
 
 def current_context() -> dict:
     return dict(_CONTEXT)
+
+
+def current_environments() -> dict[str, dict]:
+    return dict(_ENVIRONMENTS)
+
+
+def environment_of(arm: dict) -> dict | None:
+    """The record of the environment an arm runs in (None: the main environment)."""
+    return arm_record(_ENVIRONMENTS, arm)

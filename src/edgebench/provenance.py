@@ -15,7 +15,11 @@ from edgebench.engines.registry import ENGINES
 from edgebench.isa import isa_columns
 from edgebench.machine.identity import cpuinfo_field, machine_digest
 
-TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel")
+TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel", "zentorch")
+
+# Set in the processes edgebench starts under an arm's environment: its digest, for their own rows.
+ENVIRONMENT_VARIABLE = "EDGEBENCH_ENVIRONMENT"
+MAIN = "main"
 
 GIT_TIMEOUT_S = 30  # a status over a slow network file system, never a hang
 
@@ -34,6 +38,7 @@ PROVENANCE_COLUMNS = (
     "cpus_used",
     "threads",
     "versions",
+    "environment",
 )
 
 
@@ -108,15 +113,26 @@ def study_provenance(*, run_id: str, config_digest: str, code_digest: str) -> di
 
 
 def provenance(
-    *, run_id: str, model: str, config_digest: str, code_digest: str, cpus: list[int] | None, threads: int
+    *,
+    run_id: str,
+    model: str,
+    config_digest: str,
+    code_digest: str,
+    cpus: list[int] | None,
+    threads: int,
+    environment: dict | None = None,
 ) -> dict[str, object]:
-    """The provenance columns as one dict, ready to merge into a row (`model`: the study's model)."""
+    """The provenance columns as one dict, ready to merge into a row (`model`: the study's model).
+    `environment`: the record of the environment the row's arm ran in, whose versions the row
+    carries (None: this process's own environment, the main one unless this process runs in one)."""
     used = cpus if cpus is not None else sorted(os.sched_getaffinity(0))
     row = study_provenance(run_id=run_id, config_digest=config_digest, code_digest=code_digest)
+    versions = environment["versions"] if environment else row["versions"]
     return {
         **row,
         "model": model,
         "cpus_used": ",".join(str(c) for c in used),
         "threads": int(threads),
-        "versions": json.dumps(row["versions"], sort_keys=True),
+        "versions": json.dumps(versions, sort_keys=True),
+        "environment": environment["digest"] if environment else os.environ.get(ENVIRONMENT_VARIABLE, MAIN),
     }

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from edgebench.engines.registry import kernel_of
 from edgebench.engines.vllm_engine import build_facts
+from edgebench.jobs import environment_of
 from edgebench.models.source import model_name
 from edgebench.procfs import cpu_flags
 from edgebench.provenance import digest_json, provenance
@@ -43,6 +44,7 @@ def arm_row(
             code_digest=code_digest,
             cpus=cpus,
             threads=threads,
+            environment=environment_of(arm),
         ),
     }
 

@@ -16,6 +16,7 @@ rule agent_baselines:
 rule agent_arm:
     input:
         build=get_arm_build_json,
+        envs=get_arm_environments,
     output:
         f"{RESULTS}/raw/agent/{{model}}/{{engine}}/{{label}}/trials.parquet",
     log:

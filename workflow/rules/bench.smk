@@ -4,6 +4,7 @@ rule bench_rep:
     """
     input:
         build=get_arm_build_json,
+        envs=get_arm_environments,
         previous=get_previous_rep,
         earlier=get_earlier_reps,
     output:
@@ -30,6 +31,7 @@ rule warm_session:
     """
     input:
         builds=get_session_build_jsons,
+        envs=get_session_environments,
     output:
         f"{RESULTS}/raw/warm/session{{session}}.parquet",
     log:

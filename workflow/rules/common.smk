@@ -3,7 +3,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from edgebench.config import ConfigError, study_config
-from edgebench.engines.registry import ENGINES, supports
+from edgebench.engines.registry import ENGINES, check_feature, supports
 from edgebench.items.roadmap import (
     items_elsewhere,
     items_in_study,
@@ -12,6 +12,7 @@ from edgebench.items.roadmap import (
 )
 from edgebench.models.source import model_name
 from edgebench.retractions import load_retractions
+from edgebench.envs.spec import environment_digests
 from edgebench.codeclosure import config_sections_read, script_code_digest
 from edgebench.studies import sections_made, session_arms, study_plan, study_slot
 from edgebench.tables import GENERIC_CHARTS, RETRACTABLE, TABLES, study_tables
@@ -60,6 +61,7 @@ wildcard_constraints:
     label="[A-Za-z0-9_.-]+",
     build="[a-z0-9][a-z0-9_.-]*",
     rep=r"\d+",
+    digest="[0-9a-f]{16}",
     session=r"\d+",
 
 
@@ -79,6 +81,44 @@ def job_config(script):
     # run_id always: every table the job writes is stamped with it
     sections = {"run_id", *config_sections_read(path, tuple(config))}
     return {section: config[section] for section in config if section in sections}
+
+
+# Arms' own Python environments (config.environments), by the digest that names their folder.
+ENVS_DIR = config["environments_dir"].rstrip("/")
+ENVIRONMENT_DIGESTS = environment_digests(config)
+ENVIRONMENTS_BY_DIGEST = {digest: name for name, digest in ENVIRONMENT_DIGESTS.items()}
+
+
+def environment_name(wildcards):
+    return ENVIRONMENTS_BY_DIGEST[wildcards.digest]
+
+
+def environment_spec(wildcards):
+    return config["environments"][environment_name(wildcards)]
+
+
+def environment_imports(wildcards):
+    """What each arm in the environment imports first: its engine's import statement."""
+    name = environment_name(wildcards)
+    return {
+        arm_name: ENGINES[arm["engine"]].import_statement
+        for arm_name, arm in config["arms"].items()
+        if arm.get("env") == name
+    }
+
+
+def arm_environments(arm_names):
+    """The environment records the arms' processes need (none for the main environment)."""
+    names = sorted({config["arms"][a].get("env") for a in arm_names} - {None})
+    return [f"{ENVS_DIR}/{ENVIRONMENT_DIGESTS[n]}/environment.json" for n in names]
+
+
+def get_arm_environments(wildcards):
+    return arm_environments([f"{wildcards.engine}/{wildcards.label}"])
+
+
+def get_session_environments(wildcards):
+    return arm_environments(session_arms(config))
 
 
 def fidelity_arms():
@@ -248,7 +288,7 @@ def profile_arms():
         return [
             n
             for n, a in config["arms"].items()
-            if a["bench"] and supports(a["engine"], "decode_profile")
+            if a["bench"] and not check_feature("profile_arms", n, a, "decode_profile")
         ]
     return chosen
 

@@ -2,6 +2,7 @@ rule memory_ledger:
     """Where one arm's RssAnon goes, per process, in a fresh process that loads the model once."""
     input:
         build=get_arm_build_json,
+        envs=get_arm_environments,
     output:
         f"{RESULTS}/raw/memory/{{engine}}/{{label}}.parquet",
     log:

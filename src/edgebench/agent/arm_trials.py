@@ -12,6 +12,9 @@ from edgebench.agent.llm import VERIFIED, batching_speedup, run_llm_trials
 from edgebench.agent.policies import BASELINES
 from edgebench.agent.tasks import suite
 from edgebench.agent.verify import calibrate
+from edgebench.envs.record import require_runnable
+from edgebench.io import write_parquet
+from edgebench.jobs import environment_of
 from edgebench.models.source import model_name
 from edgebench.provenance import digest_json, provenance
 from edgebench.rows import arm_row
@@ -80,6 +83,11 @@ def unrun_rows(tasks: list, trials: int) -> list[dict]:
     ]
 
 
+def write_arm_trials(config: dict, arm_name: str, build_dir: str, code_digest: str, out: str) -> None:
+    """One arm's trials into its table (what the workflow runs, in the arm's environment)."""
+    write_parquet(run_arm(config, arm_name, build_dir, code_digest), out)
+
+
 def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd.DataFrame:
     """All trials of one arm in lockstep batches through one engine, under the study's strategy
     and, on the reference arm, under each of `agent.other_strategies` too (same engine, same seeds).
@@ -91,6 +99,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
     strategies = [settings["strategy"], *others]
     start, frames = time.perf_counter(), []
     try:
+        require_runnable(environment_of(arm))
         engine = _loaded_engine(arm, build_dir, settings, len(tasks))
         for strategy in strategies:
             sampling, calibration = strategy_sampling(engine, settings, strategy)

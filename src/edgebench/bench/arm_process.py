@@ -15,7 +15,6 @@ import os
 import random
 import select
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -59,7 +58,7 @@ class ArmProcess:
         spec_path.write_text(json.dumps(spec.to_json()))
         with open(log_path, "w") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "edgebench.bench.resident", str(spec_path)],
+                [spec.python, "-m", "edgebench.bench.resident", str(spec_path)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,

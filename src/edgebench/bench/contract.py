@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 
 from edgebench.bench.prompts import synthetic_prompt
+from edgebench.envs.record import record_python, require_runnable
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,18 @@ class EngineSpec:
     vocab_size: int
     bench: dict  # shapes and limits: prefill_tokens, decode_tokens, max_model_len, ...
     fault: dict | None = None  # reliability tests: crash, oom or hang on purpose
+    # The record of the environment the arm runs in (edgebench.envs.record; None: the main one).
+    environment: dict | None = None
+
+    @property
+    def python(self) -> str:
+        """The interpreter every process of the arm runs."""
+        return record_python(self.environment)
+
+    def require_environment(self) -> None:
+        """Refuse, by the CPU rule that refused its environment, an arm whose environment this CPU
+        cannot run (its process runs only to say so, as a refused kernel's does)."""
+        require_runnable(self.environment)
 
     @property
     def max_model_len(self) -> int:

@@ -12,7 +12,6 @@ import os
 import resource
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -73,7 +72,7 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
         spec_path.write_text(json.dumps({**spec.to_json(), "t_parent": t_parent}))
         with open(log_path, "w") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "edgebench.bench.worker", str(spec_path), str(out_path)],
+                [spec.python, "-m", "edgebench.bench.worker", str(spec_path), str(out_path)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,

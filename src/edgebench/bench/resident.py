@@ -200,6 +200,7 @@ def main(argv: list[str]) -> int:
     apply_env({})
     with open(argv[0]) as handle:
         spec = EngineSpec.from_json(json.load(handle))
+    spec.require_environment()
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # library prints go to the log, never into the protocol
     serve(spec, sys.stdin, replies)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from edgebench.bench.contract import EngineSpec
+from edgebench.jobs import environment_of
 from edgebench.models.build_record import read_build_json
 from edgebench.models.hf_config import model_config
 
@@ -18,4 +19,5 @@ def engine_spec(config: dict, arm_name: str, build_dir: str) -> EngineSpec:
         options=config["arms"][arm_name],
         vocab_size=int(model_config(build_dir)["vocab_size"]),
         bench=config["bench"],
+        environment=environment_of(config["arms"][arm_name]),
     )

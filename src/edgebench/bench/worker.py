@@ -42,6 +42,7 @@ def run_rep(raw: dict) -> dict:
     t_parent = float(raw["t_parent"])
     spec = EngineSpec.from_json(raw)
     apply_env({})
+    spec.require_environment()
     engine = make_engine(spec.engine)
     t_import = time.time()
     engine.import_engine()

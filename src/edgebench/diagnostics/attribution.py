@@ -13,8 +13,8 @@ PER_LAYER = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "do
 def arm_kernel(arm: dict, builds_method: str | None) -> str | None:
     """The kernel study's name for the GEMM path an arm runs (None: not in the study, whose
     kernels are those of the engines with the `kernel_study` feature)."""
-    if not supports(arm["engine"], "kernel_study"):
-        return None
+    if arm.get("env") or not supports(arm["engine"], "kernel_study"):
+        return None  # the study times the main environment's kernels only
     if arm["build"] == "reference":
         return "vllm_bf16"
     if builds_method == "w8a8":

@@ -274,6 +274,7 @@ def main(spec_path: str, out_path: str) -> None:
 
     spec = EngineSpec.from_json(json.loads(open(spec_path).read()))
     apply_env({})
+    spec.require_environment()
     rows = ledger_function(spec.engine)(spec)
     for row in rows:
         for column in LEDGER_COLUMNS:

@@ -29,7 +29,7 @@ def run_memory_ledger(
         print(f"memory ledger: {arm_name} ({spec.build_dir})", flush=True)
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "edgebench.diagnostics.ledger", str(spec_path), str(out_path)],
+                [spec.python, "-m", "edgebench.diagnostics.ledger", str(spec_path), str(out_path)],
                 timeout=timeout_s,
                 check=False,
                 env=os.environ.copy(),

@@ -25,6 +25,10 @@ FEATURES = {
     "interleave": "the interleaved warm design (a decode stream advanced a burst of tokens at a time)",
 }
 
+# Features measured inside the coordinating job's own process, which runs the main environment: an
+# arm in an environment of its own (config.environments) cannot serve them.
+MAIN_ENVIRONMENT_ONLY = frozenset({"crosscheck", "compiled", "decode_profile", "kernel_study"})
+
 
 @dataclass(frozen=True)
 class EngineInfo:
@@ -152,5 +156,10 @@ def check_feature(where: str, arm_name: str, arm: dict | None, feature: str) -> 
         return (
             f"{where}: {arm_name!r} runs on {arm['engine']!r}, which lacks {FEATURES[feature]} "
             f"(engines with it: {', '.join(engines_with(feature)) or 'none'})"
+        )
+    if arm.get("env") and feature in MAIN_ENVIRONMENT_ONLY:
+        return (
+            f"{where}: {arm_name!r} runs in environment {arm['env']!r}, and {FEATURES[feature]} "
+            "runs in the main environment only"
         )
     return None

@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 
 from edgebench.engines.registry import ENGINES
+from edgebench.envs.record import require_runnable
 from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
 from edgebench.io import write_parquet
+from edgebench.jobs import environment_of
 from edgebench.rows import arm_row
 from edgebench.tables import rows_frame
 
@@ -223,6 +225,7 @@ def run_fidelity_arm(
     )
     start = pd.Timestamp.now(tz="UTC")
     try:
+        require_runnable(environment_of(config["arms"][arm_name]))
         engine = make_engine(arm_cfg["engine"])
         engine.import_engine()
         load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
