@@ -17,6 +17,7 @@ rule agent_arm:
     input:
         build=get_arm_build_json,
         envs=get_arm_environments,
+        ready=get_environments_ready,
     output:
         f"{RESULTS}/raw/agent/{{model}}/{{engine}}/{{label}}/trials.parquet",
     log:

@@ -5,6 +5,7 @@ rule bench_rep:
     input:
         build=get_arm_build_json,
         envs=get_arm_environments,
+        ready=get_environments_ready,
         previous=get_previous_rep,
         earlier=get_earlier_reps,
     output:
@@ -32,6 +33,7 @@ rule warm_session:
     input:
         builds=get_session_build_jsons,
         envs=get_session_environments,
+        ready=get_environments_ready,
     output:
         f"{RESULTS}/raw/warm/session{{session}}.parquet",
     log:

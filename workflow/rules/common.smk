@@ -113,6 +113,15 @@ def arm_environments(arm_names):
     return [f"{ENVS_DIR}/{ENVIRONMENT_DIGESTS[n]}/environment.json" for n in names]
 
 
+def get_study_environments(wildcards):
+    return arm_environments(list(config["arms"]))
+
+
+def get_environments_ready(wildcards):
+    """The gate every measuring job waits behind (nothing when no arm names an environment)."""
+    return ancient(f"{RESULTS}/envs/ready.json") if ENVIRONMENT_DIGESTS else []
+
+
 def get_arm_environments(wildcards):
     return arm_environments([f"{wildcards.engine}/{wildcards.label}"])
 

@@ -3,6 +3,7 @@ rule memory_ledger:
     input:
         build=get_arm_build_json,
         envs=get_arm_environments,
+        ready=get_environments_ready,
     output:
         f"{RESULTS}/raw/memory/{{engine}}/{{label}}.parquet",
     log:

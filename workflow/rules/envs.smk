@@ -18,3 +18,21 @@ rule environment:
         imports=environment_imports,
     script:
         "../scripts/environment.py"
+
+
+rule environments_ready:
+    """Every environment the study's arms name exists (or was refused by its CPU rule): each
+    measuring job waits for this, so one environment that cannot be created stops them all, main
+    environment arms included, before anything is measured. Jobs take it as `ancient`, so a new
+    environment reruns only the jobs of the arms that name it.
+    """
+    input:
+        get_study_environments,
+    output:
+        f"{RESULTS}/envs/ready.json",
+    log:
+        f"{RESULTS}/logs/envs/ready.log",
+    conda:
+        ENV_FILE
+    script:
+        "../scripts/environments_ready.py"

@@ -40,6 +40,7 @@ rule fidelity_arm:
     input:
         build=get_arm_build_json,
         envs=get_arm_environments,
+        ready=get_environments_ready,
         windows=f"{RESULTS}/fidelity/windows.json",
         reference=f"{RESULTS}/fidelity/reference_logprobs.npy",
         greedy=f"{RESULTS}/fidelity/reference_greedy.json",
