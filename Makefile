@@ -79,12 +79,13 @@ lint: setup
 	$(BIN)/snakefmt --check workflow
 	$(BIN)/snakemake --lint --cores 1
 
-# The SLURM test starts a real single-node cluster: it needs Debian's slurm-wlm and munge.
+# The SLURM test starts a real single-node cluster: it needs Debian's slurm-wlm and munge. The report
+# test renders the report in a real browser: Debian's chromium.
 test-deps:
-	@if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then \
+	@if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v chromium >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then export DEBIAN_FRONTEND=noninteractive; \
-			apt-get install -y -q slurm-wlm munge || { apt-get update -q && apt-get install -y -q slurm-wlm munge; }; \
-		else echo "slurm-wlm/munge missing and not root: the SLURM test will be skipped"; fi; \
+			apt-get install -y -q slurm-wlm munge chromium || { apt-get update -q && apt-get install -y -q slurm-wlm munge chromium; }; \
+		else echo "slurm-wlm/munge/chromium missing and not root: the SLURM and browser tests will be skipped"; fi; \
 	fi
 
 test: setup setup-llamacpp lint test-deps

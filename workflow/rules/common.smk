@@ -52,6 +52,9 @@ MODEL = model_name(config["model"])
 # Every output of the study lies under this folder (`results` for the default study; a study on
 # another model names its own, so the two never overwrite each other).
 RESULTS = config["results_dir"].rstrip("/")
+# The report's first page, written from the study (edgebench.report_page); until the study has run,
+# the report opens on the fixed description beside the Snakefile.
+REPORT_PAGE = f"{RESULTS}/report/first_page.rst"
 
 
 wildcard_constraints:
@@ -375,6 +378,20 @@ def get_across_inputs(wildcards):
     return {name: f"{RESULTS}/tables/{name}.parquet" for name in names}
 
 
+def first_page():
+    """The report's description: the study's own first page once written (an absolute path, as
+    the directive reads paths beside the Snakefile), else the fixed one."""
+    written = Path(REPORT_PAGE).resolve()
+    return str(written) if written.exists() else "report/workflow.rst"
+
+
+def get_report_page_inputs(wildcards):
+    inputs = {"findings": f"{RESULTS}/findings.md"}
+    if "requirements" in SECTIONS_MADE:
+        inputs["decision"] = f"{RESULTS}/tables/decision.parquet"
+    return inputs
+
+
 def get_final_output():
     """Every table the study makes (edgebench.tables), the charts drawn from them, and the checks."""
     tables = study_tables(SECTIONS_MADE)
@@ -384,7 +401,11 @@ def get_final_output():
         for chart in table.charts
         for ext in ("png", "svg", "html")
     ]
-    checks = [f"{RESULTS}/checks/retracted_figures.txt", f"{RESULTS}/findings.md"]
+    checks = [
+        f"{RESULTS}/checks/retracted_figures.txt",
+        f"{RESULTS}/findings.md",
+        REPORT_PAGE,
+    ]
     if "requirements" in SECTIONS_MADE:
         checks.append(f"{RESULTS}/decision.md")
     if config["history"] != "none":

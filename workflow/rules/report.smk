@@ -101,3 +101,22 @@ rule findings:
         config=job_config("findings.py"),
     script:
         "../scripts/findings.py"
+
+
+rule report_page:
+    """The report's first page: the decision, how this study measured (from its config) and its
+    findings. `snakemake --report` opens on it once the study has run."""
+    input:
+        unpack(get_report_page_inputs),
+    output:
+        REPORT_PAGE,
+    log:
+        f"{RESULTS}/logs/tables/report_page.log",
+    conda:
+        ENV_FILE
+    params:
+        model=MODEL,
+        code=code_digest("report_page.py"),
+        config=job_config("report_page.py"),
+    script:
+        "../scripts/report_page.py"
