@@ -88,3 +88,69 @@ def test_the_diff_command_reports_and_fails_on_a_needed_difference(tmp_path, cap
     assert main([str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "not on the real screen: id=fab 'Add alarm'" in out and 'Button id=fab "New alarm"' in out
+
+
+def xml_node(cls: str, bounds: str, text: str = "", rid: str = "", desc: str = "", **flags: bool) -> str:
+    """One uiautomator node's opening tag (flags: checkable, checked, clickable)."""
+    attributes = {k: str(flags.get(k, False)).lower() for k in ("checkable", "checked", "clickable")}
+    return (
+        f'<node index="0" text="{text}" resource-id="{rid}" class="android.widget.{cls}" '
+        f'package="com.android.settings" content-desc="{desc}" bounds="{bounds}" '
+        + " ".join(f'{k}="{v}"' for k, v in attributes.items())
+        + ">"
+    )
+
+
+def settings_page(title: str, bar_state: str, rows: list[tuple[str, bool, str]]) -> str:
+    """A synthetic settings page in another language: a main switch bar showing its state word,
+    then rows whose switches show their own state word as text (as the Polish page does)."""
+    ids = "com.android.settings:id/"
+    bar = [
+        xml_node("LinearLayout", "[0,300][1080,450]", rid=ids + "switch_bar", clickable=True),
+        xml_node("TextView", "[40,320][800,430]", bar_state, rid=ids + "switch_text") + "</node>",
+        xml_node("Switch", "[900,320][1040,430]", bar_state, rid="android:id/switch_widget", checkable=True,
+                 checked=True) + "</node></node>",
+    ]  # fmt: skip
+    parts = [
+        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0">',
+        xml_node("FrameLayout", "[0,0][1080,2400]"),
+        xml_node(
+            "FrameLayout", "[0,100][1080,300]", rid="com.android.settings:id/collapsing_toolbar", desc=title
+        )
+        + "</node>",
+        *bar,
+    ]
+    for i, (row, on, state) in enumerate(rows):
+        top = 500 + 150 * i
+        parts += [
+            xml_node("LinearLayout", f"[0,{top}][1080,{top + 140}]", clickable=True),
+            xml_node("TextView", f"[40,{top + 10}][800,{top + 130}]", row, rid="android:id/title")
+            + "</node>",
+            xml_node("Switch", f"[900,{top + 10}][1040,{top + 130}]", state, rid="android:id/switch_widget",
+                     checkable=True, checked=on) + "</node></node>",
+        ]  # fmt: skip
+    return "".join(parts) + "</node></hierarchy>"
+
+
+@pytest.mark.parametrize(
+    "title, on_word, off_word, rows",
+    [
+        ("Powiadomienia", "Włączono", "Wyłączono",
+         ["Dźwięk", "Wibracje", "Plakietki", "Ekran blokady", "Dymki", "Nie przeszkadzać"]),
+        ("Benachrichtigungen", "Ein", "Aus", ["Ton", "Vibration", "Punkt", "Sperrbildschirm"]),
+    ],
+)  # fmt: skip
+def test_a_switch_showing_its_state_word_is_named_by_its_row_in_any_language(title, on_word, off_word, rows):
+    states = [(row, i % 2 == 0, on_word if i % 2 == 0 else off_word) for i, row in enumerate(rows)]
+    elements = parse_hierarchy(settings_page(title, on_word, states))
+    switches = [e for e in elements if e.checkable]
+    assert [e.label for e in switches] == [title, *rows]  # the bar's switch by the page, rows by theirs
+    assert [e.checked for e in switches[1:]] == [on for _, on, _ in states]
+    prompt = format_elements(elements)
+    assert f'Switch "{on_word}"' not in prompt and f'Switch "{off_word}"' not in prompt
+
+
+def test_day_buttons_are_named_by_their_content_desc():
+    days = [e for e in parse_hierarchy(read("clock_alarm_expanded.xml")) if "day_button" in e.resource_id]
+    labels = [e.label for e in days]
+    assert labels == ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]

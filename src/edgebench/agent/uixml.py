@@ -64,6 +64,11 @@ class Element:
 
     @property
     def label(self) -> str:
+        """What a person (and a screen reader) calls it. A check box or switch's content-desc is
+        its accessible name and comes first: the Clock's day buttons show "S" twice but are
+        "Sunday" and "Saturday"."""
+        if self.checkable:
+            return self.desc or self.text or self.title
         return self.text or self.desc or self.title
 
     @property
@@ -99,9 +104,23 @@ def is_state(node: ET.Element, in_switch_bar: bool = False) -> bool:
     return _rid(node) in STATE_IDS or (in_switch_bar and _rid(node) == "switch_text")
 
 
+def shared_checkable_texts(root: ET.Element) -> set[str]:
+    """Texts that two or more check boxes or switches of the page show, casefolded: a text that
+    many switches share names none of them. It is their state ("Włączono", "ON") in whatever
+    language the phone speaks, read from the page's structure, not from a word list."""
+    seen: dict[str, int] = {}
+    for node in root.iter("node"):
+        text = normalize(node.get("text", "")).casefold()
+        if node.get("checkable") == "true" and text:
+            seen[text] = seen.get(text, 0) + 1
+    return {text for text, count in seen.items() if count > 1}
+
+
 def state_words(root: ET.Element) -> set[str]:
-    """The page's state words, casefolded."""
+    """The page's state words, casefolded: state-id texts, the switch bar's, and texts that several
+    switches share."""
     words = {_words(n).casefold() for n in root.iter("node") if is_state(n) and _words(n)}
+    words |= shared_checkable_texts(root)
     for bar in (n for n in root.iter("node") if _rid(n) == SWITCH_BAR):
         words |= {_words(n).casefold() for n in bar.iter("node") if is_state(n, True) and _words(n)}
     return words
