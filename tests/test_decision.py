@@ -168,3 +168,38 @@ def test_two_spread_positive_samples_give_a_positive_interval():
     assert math.isclose(value, math.sqrt(24.0))
     centre, low, high = mean_interval([-1.0, 1.0])  # not all positive: the raw scale
     assert centre == 0 and low < -1 and high > 1
+
+
+def test_a_memory_cell_not_met_says_what_the_memory_is_and_which_setting_lowers_it(tmp_path):
+    from edgebench.decision_rule import write_decision
+
+    rows = pd.DataFrame(bench("vllm/int4", [3400, 3420, 3410]) + bench("hf/bf16", [3600, 3610, 3620]))
+    rows.assign(run_id="t", git_commit="c").to_parquet(tmp_path / "bench.parquet")
+    builds = pd.DataFrame(
+        [
+            {"build": "int4", "bytes_on_disk": 200 * 2**20},
+            {"build": "reference", "bytes_on_disk": 540 * 2**20},
+        ]
+    )
+    builds.to_parquet(tmp_path / "builds.parquet")
+    arms = {
+        "vllm/int4": {"engine": "vllm", "build": "int4", "kv_cache_gib": 2},
+        "hf/bf16": {"engine": "hf", "build": "reference"},
+    }
+    inputs = {"bench": str(tmp_path / "bench.parquet"), "builds": str(tmp_path / "builds.parquet")}
+    md = tmp_path / "decision.md"
+    write_decision(
+        inputs,
+        {"peak_rss_anon_mb": {"at_most": 3000}},
+        list(arms),
+        [],
+        str(tmp_path / "d.parquet"),
+        str(md),
+        arms,
+    )
+    page = md.read_text()
+    # 3410 MiB = 200 weights + 2048 reserved KV cache + the rest
+    assert "weights 200 MiB" in page and "KV cache 2,048 MiB reserved (kv_cache_gib: 2" in page
+    assert "runtime 1,16" in page and "a smaller kv_cache_gib lowers it" in page
+    hf_row = next(line for line in page.splitlines() if line.startswith("| hf/bf16"))
+    assert "weights 540 MiB" in hf_row and "KV cache" not in hf_row  # transformers reserves none

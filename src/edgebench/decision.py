@@ -173,6 +173,8 @@ def cell_text(row: pd.Series) -> str:
         f" [{three_digits(row['low'])}, {three_digits(row['high'])}]" if math.isfinite(row["low"]) else ""
     )
     cell = f"{row['verdict']}: {three_digits(row['value'])} {unit}{interval}"
+    if row["verdict"] in (NOT_MET, UNDECIDED) and str(row.get("note") or ""):
+        cell = f"{cell} ({row['note']})"  # what the memory is, and the setting to change
     return f"{cell}; {more_needed(row)}" if row["verdict"] == UNDECIDED else cell
 
 

@@ -356,6 +356,8 @@ def get_decision_inputs(wildcards):
     needed = {METRICS[m].table for m in config.get("requirements", {})}
     if not config.get("agent"):
         needed.discard("agent_trials")
+    if "peak_rss_anon_mb" in config.get("requirements", {}):
+        needed.add("builds")  # what a memory cell that is not met splits into
     return {t: f"{RESULTS}/tables/{t}.parquet" for t in sorted(needed | {"bench"})}
 
 
