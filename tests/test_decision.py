@@ -203,3 +203,23 @@ def test_a_memory_cell_not_met_says_what_the_memory_is_and_which_setting_lowers_
     assert "runtime 1,16" in page and "a smaller kv_cache_gib lowers it" in page
     hf_row = next(line for line in page.splitlines() if line.startswith("| hf/bf16"))
     assert "weights 540 MiB" in hf_row and "KV cache" not in hf_row  # transformers reserves none
+
+
+def test_the_budget_chart_draws_each_deployable_build_against_each_bound(tmp_path):
+    from edgebench.charts import budget_chart, save_chart
+
+    tables = {"bench": pd.DataFrame(bench("a", [2000, 2100, 2050]) + bench("b", [3500, 3550, 3600]))}
+    frame = decision_frame(tables, {"peak_rss_anon_mb": {"at_most": 3000}}, ["a", "b"])
+    emulation = frame.assign(arm="emu", deployable=False)
+    both = pd.concat([frame.assign(deployable=True), emulation], ignore_index=True)
+    spec = budget_chart(both).to_dict()
+    rows = spec["datasets"][next(iter(spec["datasets"]))]
+    assert sorted(r["arm"] for r in rows) == ["a", "b"]  # the emulation is not a build to deploy
+    assert {r["verdict"] for r in rows} == {"met", "not met"} and {r["bound"] for r in rows} == {3000.0}
+    save_chart(
+        budget_chart(both),
+        png=str(tmp_path / "b.png"),
+        svg=str(tmp_path / "b.svg"),
+        html=str(tmp_path / "b.html"),
+    )
+    assert (tmp_path / "b.png").stat().st_size > 1000

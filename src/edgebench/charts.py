@@ -354,7 +354,33 @@ def kernels_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+def budget_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Each deployable build's value (dot) and 95% interval (line) against each requirement's bound
+    (red rule), one panel per requirement; colour = that cell's verdict."""
+    shown = frame[frame.get("deployable", True).astype(bool)].dropna(subset=["value"]).copy()
+    shown["label"] = shown["requirement"] + " (" + shown["unit"] + ")"
+    base = alt.Chart().encode(y=alt.Y("arm:N", title=None))
+    interval = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=None), x2="high:Q")
+    value = base.mark_point(filled=True, size=70).encode(
+        x="value:Q",
+        color=alt.Color(
+            "verdict:N",
+            scale=alt.Scale(domain=["met", "not met", "undecided"], range=["#2ca02c", "#d62728", "#ff7f0e"]),
+        ),
+        tooltip=["arm", "requirement", alt.Tooltip("value:Q", format=".3g"), "low", "high", "verdict"],
+    )
+    bound = alt.Chart().mark_rule(color="#d62728", strokeDash=[4, 3]).encode(x="bound:Q")
+    return (
+        alt.layer(interval, value, bound, data=shown)
+        .properties(width=260, height=24 * max(shown["arm"].nunique(), 1))
+        .facet(facet=alt.Facet("label:N", title=None), columns=2)
+        .resolve_scale(x="independent")
+        .properties(title="Each build against the budget: value, 95% interval, bound")
+    )
+
+
 CHARTS = {
+    "budget": budget_chart,
     "warm": warm_chart,
     "validity": validity_chart,
     "fidelity": fidelity_chart,
