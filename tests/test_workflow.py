@@ -427,7 +427,7 @@ def test_the_report_opens_on_the_decision_in_a_browser(study, report_html):
 
 
 def test_charts_and_offline_report(study, report_html):
-    for name in ("warm", "validity", "fidelity", "gates", "memory_ledger", "imports", "kernels", "budget"):
+    for name in ("warm", "validity", "fidelity", "gates", "memory_ledger", "imports", "kernels", "decision"):
         for ext in ("png", "svg", "html"):
             assert (study / "results" / "charts" / f"{name}.{ext}").stat().st_size > 1000
         assert "cdn.jsdelivr" not in (study / "results" / "charts" / f"{name}.html").read_text()

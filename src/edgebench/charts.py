@@ -380,7 +380,7 @@ def budget_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 CHARTS = {
-    "budget": budget_chart,
+    "decision": budget_chart,
     "warm": warm_chart,
     "validity": validity_chart,
     "fidelity": fidelity_chart,
