@@ -60,7 +60,10 @@ def _install(uv: str, python: str, spec: dict, name: str) -> None:
     requirements = normalized(spec)["requirements"]
     sources = uv_source_args(pip_settings())
     _run(
-        [uv, "pip", "install", "--python", python, *sources, *requirements, "-e", str(REPOSITORY)],
+        # bytecode compiled at install, as pip does for the main environment: where processes may not
+        # write .pyc files (PYTHONDONTWRITEBYTECODE), every cold rep would otherwise compile its imports
+        [uv, "pip", "install", "--compile-bytecode", "--python", python, *sources, *requirements,
+         "-e", str(REPOSITORY)],  # fmt: skip
         INSTALL_TIMEOUT_S,
         f"environment {name!r} ({', '.join(requirements)})",
     )

@@ -16,6 +16,10 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 
+# How environments are made (edgebench.envs.create); part of every digest.
+CREATION = "uv pip install --compile-bytecode, edgebench editable"
+
+
 def is_local(requirement: str) -> bool:
     """A wheel file or a project folder, as opposed to a PyPI requirement."""
     return requirement.endswith(".whl") or requirement.startswith((".", "/", "~"))
@@ -64,6 +68,7 @@ def normalized(spec: dict) -> dict:
         "needs_flags": sorted(spec.get("needs_flags", [])),
         "needs_vendor": spec.get("needs_vendor", ""),
         "edgebench": str(Path(__file__).resolve().parents[1]),  # the checkout installed into it
+        "layout": CREATION,  # how edgebench creates it: a change there is a new environment
         "local": {
             r: _content_digest(Path(r).expanduser())
             for r in requirements
