@@ -62,8 +62,18 @@ def _install(uv: str, python: str, spec: dict, name: str) -> None:
     _run(
         # bytecode compiled at install, as pip does for the main environment: where processes may not
         # write .pyc files (PYTHONDONTWRITEBYTECODE), every cold rep would otherwise compile its imports
-        [uv, "pip", "install", "--compile-bytecode", "--python", python, *sources, *requirements,
-         "-e", str(REPOSITORY)],  # fmt: skip
+        [
+            uv,
+            "pip",
+            "install",
+            "--compile-bytecode",
+            "--python",
+            python,
+            *sources,
+            *requirements,
+            "-e",
+            str(REPOSITORY),
+        ],  # fmt: skip
         INSTALL_TIMEOUT_S,
         f"environment {name!r} ({', '.join(requirements)})",
     )

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-
 # How environments are made (edgebench.envs.create); part of every digest.
 CREATION = "uv pip install --compile-bytecode, edgebench editable"
 
