@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import ROOT
+from .conftest import ROOT, TINY_MODEL
 
 pytestmark = pytest.mark.workflow
 
@@ -29,15 +29,7 @@ def study_config(environment: dict) -> dict:
     return {
         "run_id": "envs-tiny",
         "roadmap": "none",
-        "model": {
-            "kind": "tiny_random",
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "layers": 1,
-            "heads": 1,
-            "kv_heads": 1,
-            "vocab_size": 512,
-        },
+        "model": TINY_MODEL,
         "environments": {"pinned": environment},
         "builds": {},
         "arms": {
