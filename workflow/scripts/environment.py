@@ -2,7 +2,7 @@ import os
 import sys
 from pathlib import Path
 
-from edgebench.envs.create import EnvironmentError_, create_environment, refuse_on_this_cpu
+from edgebench.envs.create import EnvironmentNotCreated, create_environment, refuse_on_this_cpu
 from edgebench.scriptlog import redirect_to_log
 
 sm = snakemake  # noqa: F821
@@ -12,6 +12,6 @@ folder = Path(sm.output[0]).parent
 if not refuse_on_this_cpu(sm.params.name, sm.params.spec, folder):
     try:
         create_environment(sm.params.name, sm.params.spec, folder, sm.params.imports)
-    except EnvironmentError_ as error:
+    except EnvironmentNotCreated as error:
         print(f"edgebench: {error}", file=terminal, flush=True)
         sys.exit(f"edgebench: {error}")

@@ -24,7 +24,7 @@ INSTALL_TIMEOUT_S = 1800  # resolving and downloading a whole engine stack on a 
 IMPORT_TIMEOUT_S = 600  # an engine's first import compiles bytecode of thousands of files
 
 
-class EnvironmentError_(RuntimeError):
+class EnvironmentNotCreated(RuntimeError):
     """An environment that cannot be created, or whose engine does not import: one line saying so."""
 
 
@@ -39,7 +39,7 @@ def uv_binary() -> str:
     beside = Path(sys.executable).parent / "uv"
     found = str(beside) if beside.is_file() else shutil.which("uv")
     if not found:
-        raise EnvironmentError_("uv is not installed: `make setup` installs it into .venv")
+        raise EnvironmentNotCreated("uv is not installed: `make setup` installs it into .venv")
     return found
 
 
@@ -48,16 +48,17 @@ def _run(command: list[str], timeout_s: float, what: str) -> str:
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as error:
-        raise EnvironmentError_(f"{what}: no answer within {timeout_s:.0f} s") from error
+        raise EnvironmentNotCreated(f"{what}: no answer within {timeout_s:.0f} s") from error
     print(result.stdout[-4000:], result.stderr[-8000:], sep="\n", flush=True)
     if result.returncode != 0:
         last = [line for line in result.stderr.splitlines() if line.strip()]
-        raise EnvironmentError_(f"{what}: {' '.join(last[-3:])[:600]}")
+        raise EnvironmentNotCreated(f"{what}: {' '.join(last[-3:])[:600]}")
     return result.stdout
 
 
 def _install(uv: str, python: str, spec: dict, name: str) -> None:
-    requirements = normalized(spec)["requirements"]
+    fields = normalized(spec)
+    requirements, remove = fields["requirements"], fields["remove"]
     sources = uv_source_args(pip_settings())
     _run(
         # bytecode compiled at install, as pip does for the main environment: where processes may not
@@ -77,7 +78,6 @@ def _install(uv: str, python: str, spec: dict, name: str) -> None:
         INSTALL_TIMEOUT_S,
         f"environment {name!r} ({', '.join(requirements)})",
     )
-    remove = normalized(spec)["remove"]
     if remove:
         _run([uv, "pip", "uninstall", "--python", python, *remove], 300, f"environment {name!r}: remove")
 
@@ -90,12 +90,12 @@ def check_imports(python: str, statements: dict[str, str], name: str) -> None:
                 [python, "-c", statement], capture_output=True, text=True, timeout=IMPORT_TIMEOUT_S
             )
         except subprocess.TimeoutExpired as error:
-            raise EnvironmentError_(
+            raise EnvironmentNotCreated(
                 f"environment {name!r}: {statement!r} (arm {arm}) did not finish in {IMPORT_TIMEOUT_S} s"
             ) from error
         if result.returncode != 0:
             last = [line for line in result.stderr.splitlines() if line.strip()][-1:]
-            raise EnvironmentError_(
+            raise EnvironmentNotCreated(
                 f"environment {name!r}: {statement!r} fails for arm {arm}: {' '.join(last)[:400]}"
             )
 

@@ -32,38 +32,31 @@ def study_identity(study: Study) -> dict:
     }
 
 
+def _estimate_row(kind: str, table: str, arm: str, metric: str, est) -> dict:
+    """One summary row: what was estimated, and the estimate with its interval and n."""
+    return {
+        "kind": kind,
+        "table": table,
+        "arm": arm,
+        "metric": metric,
+        "value": est.value,
+        "low": est.low,
+        "high": est.high,
+        "n": est.n,
+    }
+
+
 def summary_rows(study: Study) -> pd.DataFrame:
     """One row per arm x metric: absolute figures (geometric mean or the row's value) and the
     study's paired ratios, each with its interval and n."""
-    rows = []
     absolute = {**sample_estimates(study), **fidelity_estimates(study)}
-    for (table, arm, metric), est in absolute.items():
-        rows.append(
-            {
-                "kind": "absolute",
-                "table": table,
-                "arm": arm,
-                "metric": metric,
-                "value": est.value,
-                "low": est.low,
-                "high": est.high,
-                "n": est.n,
-            }
-        )
-    for (arm, metric), (est, covers) in paired_estimates(study).items():
-        rows.append(
-            {
-                "kind": "paired ratio",
-                "table": "compare",
-                "arm": arm,
-                "metric": metric,
-                "value": est.value,
-                "low": est.low,
-                "high": est.high,
-                "n": est.n,
-                "covers": covers,
-            }
-        )
+    rows = [
+        _estimate_row("absolute", table, arm, metric, est) for (table, arm, metric), est in absolute.items()
+    ]
+    rows += [
+        {**_estimate_row("paired ratio", "compare", arm, metric, est), "covers": covers}
+        for (arm, metric), (est, covers) in paired_estimates(study).items()
+    ]
     frame = pd.DataFrame(rows)
     for key, value in study_identity(study).items():
         frame[key] = value
