@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from edgebench.engines.registry import ENGINES, can_load, check_feature
+from edgebench.engines.registry import ENGINES, TOOL_METHODS, can_load, check_feature
 from edgebench.envs.spec import requirement_problem
 from edgebench.metrics import BUDGET_METRICS, METRICS
 
@@ -75,6 +75,7 @@ def validate_config(config: dict, schema: dict | None = None, read_model: bool =
         raise ConfigError(f"invalid config: {problems}")
     checked = copy.deepcopy(config)
     _fill_defaults(schema, checked)
+    with_engine_environments(checked)
     check_cross_fields(checked, read_model)
     return checked
 
@@ -131,6 +132,28 @@ def load_method(spec: dict) -> str:
     return spec["method"]
 
 
+# Weight bits each method makes (4 and 8 where not listed).
+BUILD_BITS = {"openvino": (4, 8, 16), "ortgenai": (4, 8, 32), "gguf": (4, 8), "existing": (4, 8)}
+
+
+def with_engine_environments(config: dict) -> dict:
+    """An arm of an engine that has an environment of its own (the registry's) runs there unless it
+    names one; a converter's build runs in its engine's. The engine's environment joins
+    config.environments unless the study defines that name itself."""
+    environments = config.setdefault("environments", {})
+    named = [arm for arm in config["arms"].values() if ENGINES.get(arm["engine"]) and ENGINES[arm["engine"]].environment]
+    for arm in named:
+        arm.setdefault("env", arm["engine"])
+    for spec in config["builds"].values():
+        if spec.get("method") in TOOL_METHODS:
+            spec.setdefault("env", TOOL_METHODS[spec["method"]])
+    wanted = {arm.get("env") for arm in config["arms"].values()} | {s.get("env") for s in config["builds"].values()}
+    for name in sorted(wanted - {None} - set(environments)):
+        if name in ENGINES and ENGINES[name].environment:
+            environments[name] = {"needs_flags": [], **copy.deepcopy(ENGINES[name].environment)}
+    return config
+
+
 def check_builds(config: dict, read_model: bool = True) -> None:
     if read_model:
         check_group_sizes(config)
@@ -143,6 +166,12 @@ def check_builds(config: dict, read_model: bool = True) -> None:
             raise ConfigError(f"config.builds.{name}: method gguf needs a gguf_type")
         if spec["method"] == "existing":
             check_existing(name, spec)
+        allowed = BUILD_BITS.get(spec["method"], (4, 8))
+        if spec["bits"] not in allowed:
+            raise ConfigError(
+                f"config.builds.{name}.bits: {spec['bits']} is not one method {spec['method']} makes "
+                f"({', '.join(map(str, allowed))})"
+            )
         if spec["method"] == "rtn" and spec["format"] == "gptq" and not spec["sym"]:
             raise ConfigError(
                 f"config.builds.{name}: format gptq is symmetric only; use format compressed-tensors"
@@ -326,20 +355,19 @@ def check_environments(config: dict) -> None:
     """Each arm's environment exists, and each of its requirements is a pip requirement or a local
     wheel or folder that is there (what the installer would refuse only after other jobs ran)."""
     environments = config.get("environments", {})
-    for arm_name, arm in config["arms"].items():
-        name = arm.get("env")
+    users = [(f"config.arms[{n!r}]", f"arm {n}", arm) for n, arm in config["arms"].items()]
+    users += [(f"config.builds.{n}", f"build {n}", spec) for n, spec in config["builds"].items()]
+    for where, who, entry in users:
+        name = entry.get("env")
         if name is None:
             continue
         if name not in environments:
             known = ", ".join(environments) or "none"
-            raise ConfigError(
-                f"config.arms[{arm_name!r}].env: {name!r} is not a key of config.environments "
-                f"(known: {known})"
-            )
+            raise ConfigError(f"{where}.env: {name!r} is not a key of config.environments (known: {known})")
         for requirement in environments[name]["requirements"]:
             problem = requirement_problem(requirement)
             if problem:
-                raise ConfigError(f"config.environments.{name}.requirements (arm {arm_name}): {problem}")
+                raise ConfigError(f"config.environments.{name}.requirements ({who}): {problem}")
 
 
 def _options_but(arm: dict, *ignored: str) -> dict:

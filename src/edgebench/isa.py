@@ -35,6 +35,11 @@ KERNEL_FLAGS: dict[str, frozenset[str]] = {
     "llamacpp_cpu_repacked": frozenset(),
     "llamacpp_cpu_amx": frozenset({"amx_tile", "amx_int8"}),
     "hf_torch": frozenset(),
+    # OpenVINO's and ORT's CPU plugins dispatch on what the CPU has at run time (each row's
+    # layer_kernels says what they chose); both need at least SSE4.2, which every x86-64 CPU that
+    # runs the other engines has.
+    "openvino_cpu": frozenset(),
+    "ortgenai_cpu": frozenset(),
 }
 
 # kernel -> (the flag whose presence selects a known-broken path, why and what to do instead):
@@ -97,6 +102,16 @@ def llamacpp_kernel(arm: dict, build: dict, flags: set[str]) -> str:
 def hf_kernel(arm: dict, build: dict, flags: set[str]) -> str:
     """transformers runs every layer through torch."""
     return "hf_torch"
+
+
+def openvino_kernel(arm: dict, build: dict, flags: set[str]) -> str:
+    """OpenVINO's CPU plugin; its precision (bf16 where the CPU has it, else f32) is read at load."""
+    return "openvino_cpu"
+
+
+def ortgenai_kernel(arm: dict, build: dict, flags: set[str]) -> str:
+    """ORT's CPU provider; its MatMulNBits path and accuracy level are read from the graph at load."""
+    return "ortgenai_cpu"
 
 
 def isa_level(flags: set[str]) -> str:

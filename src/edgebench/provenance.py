@@ -15,7 +15,13 @@ from edgebench.engines.registry import ENGINES
 from edgebench.isa import isa_columns
 from edgebench.machine.identity import cpuinfo_field, machine_digest
 
-TRACKED_PACKAGES = ("torch", *(info.package for info in ENGINES.values()), "gptqmodel", "zentorch")
+TRACKED_PACKAGES = (
+    "torch",
+    *(info.package for info in ENGINES.values()),
+    *(package for info in ENGINES.values() for package in info.tool_packages),
+    "gptqmodel",
+    "zentorch",
+)
 
 # Set in the processes edgebench starts under an arm's environment: its digest, for their own rows.
 ENVIRONMENT_VARIABLE = "EDGEBENCH_ENVIRONMENT"

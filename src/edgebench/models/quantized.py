@@ -19,6 +19,11 @@ def build_quantized(reference_dir: Path, out_dir: Path, name: str, spec: dict, m
         from edgebench.models.rtn_build import build_rtn
 
         return build_rtn(reference_dir, out_dir, name, spec)
+    if method in ("openvino", "ortgenai"):
+        from edgebench.jobs import environment_of
+        from edgebench.models.tool_build import build_with_tool
+
+        return build_with_tool(reference_dir, out_dir, name, spec, environment_of(spec) or {})
     if method == "gguf":
         from edgebench.models.gguf_build import build_gguf
         from edgebench.models.source import model_gguf

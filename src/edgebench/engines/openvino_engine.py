@@ -1,0 +1,223 @@
+"""OpenVINO GenAI: an OpenVINO IR folder exported by optimum-intel (edgebench.models.openvino_build),
+run by GenAI's LLMPipeline on the CPU device.
+
+Tokens are stamped by the pipeline's streamer, which GenAI calls once per generated token. For the
+interleaved design the pipeline runs in a thread whose streamer waits for the caller's next pull, so
+nothing is computed between two pulls. OpenVINO picks its inference precision itself (bf16 where the
+CPU has the instructions, else f32) and keeps the KV cache at a precision of its own choosing: both,
+and each layer's runtime precision, are read from the compiled model and recorded as layer kernels.
+Teacher-forced logits come from the same IR compiled by OpenVINO's runtime with the same
+properties (the pipeline itself returns generated tokens only).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from edgebench.engines.base import WindowLogprobs, window_logprobs
+from edgebench.engines.token_parity import check_token_parity
+
+STEP_TIMEOUT_S = 600  # one decode step never takes this long; a pipeline that stops answering fails
+MODEL_XML = "openvino_model.xml"
+
+
+def ov_properties(arm: dict) -> dict:
+    """The arm's threads, and no pinning by OpenVINO: the coordinator pins every engine the same way."""
+    return {"INFERENCE_NUM_THREADS": int(arm.get("threads", 1)), "ENABLE_CPU_PINNING": False}
+
+
+def _layer_kind(name: str) -> str:
+    lowered = name.lower()
+    if "lm_head" in lowered:
+        return "lm_head"
+    if "embed" in lowered:
+        return "embedding"
+    return "linear"
+
+
+def runtime_kernels(compiled) -> dict[str, str]:
+    """Per weight kind, OpenVINO's layer type and the precision it runs at, plus its chosen
+    inference and KV cache precisions, read from the compiled model."""
+    seen: dict[str, Counter] = {}
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        info = op.get_rt_info()
+        layer = info["layerType"].astype(str)
+        if layer not in ("FullyConnected", "MatMul") or "aten::matmul" in op.get_friendly_name():
+            continue  # attention's own matmuls are not weights
+        label = f"{layer}:{info['runtimePrecision'].astype(str)}"
+        seen.setdefault(_layer_kind(op.get_friendly_name()), Counter())[label] += 1
+    kernels = {kind: "+".join(sorted(labels)) for kind, labels in sorted(seen.items())}
+    kernels["inference_precision"] = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
+    kernels["kv_cache_precision"] = compiled.get_property("KV_CACHE_PRECISION").to_string()
+    return kernels
+
+
+def _streamer(on_token: Callable[[int], bool]):
+    """A GenAI streamer that hands every generated token to `on_token` (False stops generation)."""
+    import openvino_genai as og
+
+    class Streamer(og.StreamerBase):
+        def write(self, token):
+            tokens = token if isinstance(token, list) else [token]
+            going = all([on_token(int(t)) for t in tokens])
+            return og.StreamingStatus.RUNNING if going else og.StreamingStatus.STOP
+
+        def end(self):
+            pass  # nothing is buffered: every token was handed over as it came
+
+    return Streamer()
+
+
+class OpenVinoEngine:
+    name = "openvino"
+
+    def __init__(self) -> None:
+        self.pipe = None
+        self.build_dir = ""
+        self.properties: dict = {}
+        self.compiled = None
+        self.last_perf = None  # the pipeline's own metrics of the last generation (the cross-check)
+
+    def import_engine(self) -> None:
+        import openvino_genai  # noqa: F401
+
+    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+        import openvino_genai as og
+
+        self.build_dir, self.properties = build_dir, ov_properties(arm)
+        self.pipe = og.LLMPipeline(build_dir, "CPU", **self.properties)
+        check_token_parity(self.name, build_dir, self._encode)
+
+    def _encode(self, text: str) -> list[int]:
+        """The pipeline's own tokenizer (the IR openvino-tokenizers converted at export)."""
+        return list(self.pipe.get_tokenizer().encode(text, add_special_tokens=False).input_ids.data[0])
+
+    def _config(self, max_tokens: int):
+        import openvino_genai as og
+
+        config = og.GenerationConfig()
+        config.max_new_tokens = config.min_new_tokens = max_tokens
+        config.do_sample, config.ignore_eos = False, True  # greedy, every arm decodes the same count
+        return config
+
+    def _run(self, token_ids: list[int], max_tokens: int, on_token: Callable[[int], bool]) -> None:
+        import openvino as ov
+        import openvino_genai as og
+
+        ids = np.asarray([token_ids], dtype=np.int64)
+        inputs = og.TokenizedInputs(ov.Tensor(ids), ov.Tensor(np.ones_like(ids)))
+        result = self.pipe.generate(inputs, self._config(max_tokens), _streamer(on_token))
+        self.last_perf = result.perf_metrics
+
+    def _collect(self, token_ids: list[int], max_tokens: int) -> list[tuple[int, float]]:
+        taken: list[tuple[int, float]] = []
+
+        def take(token: int) -> bool:
+            taken.append((token, time.perf_counter()))
+            return True
+
+        self._run(token_ids, max_tokens, take)
+        return taken
+
+    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
+        return [token for token, _ in self._collect(token_ids, max_tokens)]
+
+    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
+        return [stamp for _, stamp in self._collect(token_ids, max_tokens)]
+
+    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
+        return PulledGeneration(self, token_ids, max_tokens).stamps()
+
+    def engine_timing(self) -> dict[str, float]:
+        """The pipeline's own timer for the last generation: TTFT and mean time per output token."""
+        perf = self.last_perf
+        return {"engine_ttft_s": perf.get_ttft().mean / 1e3, "engine_tpot_s": perf.get_tpot().mean / 1e3}
+
+    def _compiled(self):
+        if self.compiled is None:
+            import openvino as ov
+
+            path = Path(self.build_dir) / MODEL_XML
+            self.compiled = ov.Core().compile_model(str(path), "CPU", self.properties)
+        return self.compiled
+
+    def layer_kernels(self) -> dict[str, str]:
+        return runtime_kernels(self._compiled())
+
+    def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
+        request = self._compiled().create_infer_request()
+        results = []
+        for window in windows:
+            request.reset_state()  # the IR keeps its KV cache as state: each window starts empty
+            n = len(window)
+            outputs = request.infer(
+                {
+                    "input_ids": np.asarray([window], dtype=np.int64),
+                    "attention_mask": np.ones((1, n), dtype=np.int64),
+                    "position_ids": np.arange(n, dtype=np.int64)[None],
+                    "beam_idx": np.zeros(1, dtype=np.int32),
+                }
+            )
+            logits = outputs[self._compiled().output("logits")][0, : n - 1]
+            results.append(window_logprobs(logits, window, topk))
+        return results
+
+    def close(self) -> None:
+        self.pipe = None
+        self.compiled = None
+
+
+class PulledGeneration:
+    """One generation in a thread whose streamer blocks after each token until the caller pulls the
+    next one, so the engine computes only while its caller asks (the interleaved design)."""
+
+    def __init__(self, engine: OpenVinoEngine, token_ids: list[int], max_tokens: int) -> None:
+        self.engine, self.token_ids, self.max_tokens = engine, token_ids, max_tokens
+        self.handoff: queue.Queue = queue.Queue()
+        self.resume = threading.Semaphore(0)
+        self.stopped = threading.Event()
+
+    def _on_token(self, token: int) -> bool:
+        self.handoff.put(time.perf_counter())
+        self.resume.acquire(timeout=STEP_TIMEOUT_S)
+        return not self.stopped.is_set()
+
+    def _generate(self) -> None:
+        try:
+            self.engine._run(self.token_ids, self.max_tokens, self._on_token)
+        except Exception as error:  # handed to the caller's thread, which raises it
+            self.handoff.put(error)
+        self.handoff.put(None)
+
+    def _next(self) -> float:
+        try:
+            item = self.handoff.get(timeout=STEP_TIMEOUT_S)
+        except queue.Empty:
+            raise TimeoutError(f"OpenVINO GenAI produced no token in {STEP_TIMEOUT_S} s") from None
+        if isinstance(item, Exception):
+            raise item
+        if item is None:
+            raise RuntimeError("OpenVINO GenAI ended the generation before max_new_tokens")
+        return item
+
+    def stamps(self) -> Iterator[float]:
+        thread = threading.Thread(target=self._generate, name="openvino-generate", daemon=True)
+        try:
+            for index in range(self.max_tokens):
+                if index == 0:
+                    thread.start()
+                else:
+                    self.resume.release()
+                yield self._next()
+        finally:
+            self.stopped.set()
+            self.resume.release()
+            if thread.ident is not None:
+                thread.join(timeout=STEP_TIMEOUT_S)
