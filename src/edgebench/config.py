@@ -141,13 +141,19 @@ def with_engine_environments(config: dict) -> dict:
     names one; a converter's build runs in its engine's. The engine's environment joins
     config.environments unless the study defines that name itself."""
     environments = config.setdefault("environments", {})
-    named = [arm for arm in config["arms"].values() if ENGINES.get(arm["engine"]) and ENGINES[arm["engine"]].environment]
+    named = [
+        arm
+        for arm in config["arms"].values()
+        if ENGINES.get(arm["engine"]) and ENGINES[arm["engine"]].environment
+    ]
     for arm in named:
         arm.setdefault("env", arm["engine"])
     for spec in config["builds"].values():
         if spec.get("method") in TOOL_METHODS:
             spec.setdefault("env", TOOL_METHODS[spec["method"]])
-    wanted = {arm.get("env") for arm in config["arms"].values()} | {s.get("env") for s in config["builds"].values()}
+    wanted = {arm.get("env") for arm in config["arms"].values()} | {
+        s.get("env") for s in config["builds"].values()
+    }
     for name in sorted(wanted - {None} - set(environments)):
         if name in ENGINES and ENGINES[name].environment:
             environments[name] = {"needs_flags": [], **copy.deepcopy(ENGINES[name].environment)}

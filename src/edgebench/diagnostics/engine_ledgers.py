@@ -18,7 +18,9 @@ def weight_file_views(build_dir: str, names: tuple[str, ...]) -> list[dict]:
     for name in names:
         path = Path(build_dir) / name
         if path.is_file():
-            rows.append({"component": f"weight file {name}", "mb": path.stat().st_size / 2**20, "method": "file size"})
+            rows.append(
+                {"component": f"weight file {name}", "mb": path.stat().st_size / 2**20, "method": "file size"}
+            )
     return rows
 
 

@@ -42,8 +42,11 @@ def matmul_paths(model_path: Path) -> dict[str, str]:
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         label = node.op_type
         if "bits" in attrs:
-            label += f"(bits={attrs['bits']},block={attrs.get('block_size')},accuracy_level={attrs.get('accuracy_level', 0)})"
-        kind = "lm_head" if "lm_head" in node.name else ("embedding" if "Gather" in node.op_type else "linear")
+            level = attrs.get("accuracy_level", 0)
+            label += f"(bits={attrs['bits']},block={attrs.get('block_size')},accuracy_level={level})"
+        kind = (
+            "lm_head" if "lm_head" in node.name else ("embedding" if "Gather" in node.op_type else "linear")
+        )
         seen.setdefault(kind, Counter())[label] += 1
     return {kind: "+".join(sorted(labels)) for kind, labels in sorted(seen.items())}
 
@@ -79,7 +82,9 @@ class OrtGenaiEngine:
         params = og.GeneratorParams(self.model)
         total = len(token_ids) + max_tokens
         if total > self.max_length:
-            raise ValueError(f"{len(token_ids)} prompt + {max_tokens} new tokens exceed max_model_len {self.max_length}")
+            raise ValueError(
+                f"{len(token_ids)} prompt + {max_tokens} new tokens exceed max_model_len {self.max_length}"
+            )
         # greedy, and EOS cannot end it early (min_length): every arm decodes the same count
         params.set_search_options(max_length=self.max_length, min_length=total, do_sample=False)
         generator = og.Generator(self.model, params)

@@ -19,7 +19,11 @@ def reference_ids(build_dir: str, text: str = PROBE) -> list[int]:
     """The probe's ids by the reference tokenizer (tokenizer.json, which every build carries)."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(Path(build_dir) / "tokenizer.json")).encode(text, add_special_tokens=False).ids
+    return (
+        Tokenizer.from_file(str(Path(build_dir) / "tokenizer.json"))
+        .encode(text, add_special_tokens=False)
+        .ids
+    )
 
 
 def first_difference(ours: Sequence[int], reference: Sequence[int]) -> int:

@@ -59,7 +59,9 @@ def best_within(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
         return "refuted", evidence.assign(why=why)
     best = candidates.iloc[0]
     if len(candidates) == 1:
-        return "confirmed", evidence.assign(why=f"{_shown(best, choose)} is the only arm that meets {', '.join(within)}")
+        return "confirmed", evidence.assign(
+            why=f"{_shown(best, choose)} is the only arm that meets {', '.join(within)}"
+        )
     runner = candidates.iloc[1]
     why = f"{_shown(best, choose)}; next {_shown(runner, choose)}"
     return ("confirmed" if _clear(best, runner, choose) else "inconclusive"), evidence.assign(why=why)
@@ -69,7 +71,10 @@ def engine_vs_quantization(frame: pd.DataFrame, item: dict) -> tuple[str, pd.Dat
     choose = item["verify"]["choose"]
     baseline = item["starts_from"]["arms"][0]
     cells = _cells(frame, choose)
-    groups = {"engine change": item["verify"]["engine_changes"], "quantization change": item["verify"]["quantization_changes"]}
+    groups = {
+        "engine change": item["verify"]["engine_changes"],
+        "quantization change": item["verify"]["quantization_changes"],
+    }
     best = {}
     for name, arms in groups.items():
         ranked = _ranked(cells[cells.index.isin(arms)], choose)
@@ -83,10 +88,19 @@ def engine_vs_quantization(frame: pd.DataFrame, item: dict) -> tuple[str, pd.Dat
     ]
     if baseline in cells.index:
         base = cells.loc[baseline]
-        rows.append({"change": "baseline", "arm": baseline, "value": base["value"], "low": base["low"], "high": base["high"]})
+        rows.append(
+            {
+                "change": "baseline",
+                "arm": baseline,
+                "value": base["value"],
+                "low": base["low"],
+                "high": base["high"],
+            }
+        )
     evidence = pd.DataFrame(rows)
     engine, quantization = best["engine change"], best["quantization change"]
-    why = f"best engine change {_shown(engine, choose)}; best quantization change {_shown(quantization, choose)}"
+    why = f"best engine change {_shown(engine, choose)}; "
+    why += f"best quantization change {_shown(quantization, choose)}"
     if _clear(engine, quantization, choose):
         return "confirmed", evidence.assign(why=why)
     if _clear(quantization, engine, choose):

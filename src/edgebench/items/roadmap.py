@@ -67,7 +67,9 @@ def check_item_measures(item: dict, arms: dict | None) -> None:
     verify = item.get("verify", {})
     for name in [verify.get("choose"), *verify.get("within", [])]:
         if name is not None and name not in METRICS:
-            raise ConfigError(f"roadmap item {item['id']}: {name!r} is not a metric (known: {', '.join(METRICS)})")
+            raise ConfigError(
+                f"roadmap item {item['id']}: {name!r} is not a metric (known: {', '.join(METRICS)})"
+            )
     if table == "fidelity" and arms is not None:
         off = [a for a in item["starts_from"]["arms"] if a in arms and not arms[a].get("fidelity", True)]
         if off:

@@ -45,10 +45,21 @@ def ortgenai_command(python: str, reference_dir: Path, out_dir: Path, spec: dict
     int8 activations where the CPU has the instructions)."""
     precisions = {4: "int4", 8: "int8", 32: "fp32"}
     command = [python, "-m", "onnxruntime_genai.models.builder", "-i", str(reference_dir), "-o", str(out_dir)]
-    command += ["-p", precisions[spec["bits"]], "-e", "cpu", "-c", str(out_dir.parent / f".{out_dir.name}.cache")]
+    command += [
+        "-p",
+        precisions[spec["bits"]],
+        "-e",
+        "cpu",
+        "-c",
+        str(out_dir.parent / f".{out_dir.name}.cache"),
+    ]
     if spec["bits"] < 32:
         symmetric = "true" if spec.get("sym", True) else "false"
-        command += ["--extra_options", f"block_size={spec.get('group_size') or 32}", f"is_symmetric={symmetric}"]
+        command += [
+            "--extra_options",
+            f"block_size={spec.get('group_size') or 32}",
+            f"is_symmetric={symmetric}",
+        ]
         command += ["accuracy_level=4"]
     return command
 
@@ -86,7 +97,9 @@ def build_with_tool(reference_dir: Path, out_dir: Path, name: str, spec: dict, e
     with fresh_build_dir(out_dir) as tmp, stopwatch() as clock:
         run_tool(COMMANDS[method](python, reference_dir, tmp, spec), f"{method} build {name}")
         weight_bytes = sum((tmp / f).stat().st_size for f in WEIGHT_FILES[method] if (tmp / f).is_file())
-    shutil.rmtree(out_dir.parent / f".{out_dir.name}.cache", ignore_errors=True)  # the builder's downloads cache
+    shutil.rmtree(
+        out_dir.parent / f".{out_dir.name}.cache", ignore_errors=True
+    )  # the builder's downloads cache
     return write_build_json(
         out_dir,
         {
