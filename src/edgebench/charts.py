@@ -354,10 +354,15 @@ def kernels_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+def deployable_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The decision's deployable builds (a table without the column has only those)."""
+    return frame[frame["deployable"].astype(bool)] if "deployable" in frame else frame
+
+
 def budget_chart(frame: pd.DataFrame) -> alt.Chart:
     """Each deployable build's value (dot) and 95% interval (line) against each requirement's bound
     (red rule), one panel per requirement; colour = that cell's verdict."""
-    shown = frame[frame.get("deployable", True).astype(bool)].dropna(subset=["value"]).copy()
+    shown = deployable_rows(frame).dropna(subset=["value"]).copy()
     shown["label"] = shown["requirement"] + " (" + shown["unit"] + ")"
     base = alt.Chart().encode(y=alt.Y("arm:N", title=None))
     interval = base.mark_rule(strokeWidth=2).encode(x=alt.X("low:Q", title=None), x2="high:Q")
@@ -379,8 +384,64 @@ def budget_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
+def tradeoff_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per deployable arm: decode rate and mean KL with their intervals, and memory."""
+    shown = deployable_rows(frame).dropna(subset=["value"])
+    wide = {}
+    for name in ("decode_tok_s", "kl_mean", "peak_rss_anon_mb"):
+        cells = shown[shown["metric"] == name].set_index("arm")[["value", "low", "high", "bound"]]
+        wide[name] = cells.add_prefix(f"{name}_")
+    joined = (
+        wide["decode_tok_s"].join(wide["kl_mean"], how="inner").join(wide["peak_rss_anon_mb"], how="left")
+    )
+    joined = joined.reset_index()
+    joined["engine"] = joined["arm"].str.split("/").str[0]
+    return joined
+
+
+def tradeoff_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Fidelity (mean KL, lower is better) against decode rate, each with its 95% interval, the point's
+    size its peak memory, colour its engine; the budget's bounds as dashed rules."""
+    data = tradeoff_frame(frame)
+    if data.empty:
+        return (
+            alt.Chart(pd.DataFrame({"x": []}))
+            .mark_point()
+            .properties(title="Fidelity against decode rate: the budget needs decode_tok_s and kl_mean")
+        )
+    x = alt.X("decode_tok_s_value:Q", title="decode tok/s (one thread, warm)", scale=alt.Scale(zero=False))
+    y = alt.Y("kl_mean_value:Q", title="mean KL vs bf16 reference (nats)", scale=alt.Scale(type="symlog"))
+    base = alt.Chart(data)
+    points = base.mark_point(filled=True, opacity=0.8).encode(
+        x=x,
+        y=y,
+        color=alt.Color("engine:N"),
+        size=alt.Size("peak_rss_anon_mb_value:Q", title="peak RssAnon (MiB)"),
+        tooltip=[
+            "arm",
+            alt.Tooltip("decode_tok_s_value:Q", format=".3g"),
+            alt.Tooltip("kl_mean_value:Q", format=".3g"),
+            alt.Tooltip("peak_rss_anon_mb_value:Q", format=".3g"),
+        ],
+    )
+    across = base.mark_rule().encode(x="decode_tok_s_low:Q", x2="decode_tok_s_high:Q", y=y, color="engine:N")
+    down = base.mark_rule().encode(y="kl_mean_low:Q", y2="kl_mean_high:Q", x=x, color="engine:N")
+    labels = base.mark_text(align="left", dx=6, dy=-6, fontSize=9).encode(x=x, y=y, text="arm:N")
+    bounds = data.iloc[:1]
+    kl_bound = alt.Chart(bounds).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(y="kl_mean_bound:Q")
+    rate_bound = (
+        alt.Chart(bounds).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(x="decode_tok_s_bound:Q")
+    )
+    return alt.layer(across, down, points, labels, kl_bound, rate_bound).properties(
+        width=520,
+        height=360,
+        title="Fidelity against decode rate, size = memory; dashed: the budget's bounds",
+    )
+
+
 CHARTS = {
     "decision": budget_chart,
+    "tradeoff": tradeoff_chart,
     "warm": warm_chart,
     "validity": validity_chart,
     "fidelity": fidelity_chart,

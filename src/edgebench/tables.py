@@ -187,7 +187,7 @@ TABLES = _tables(
     Table("decode_attribution", "decode_attribution", section="diagnostics"),
     Table("decode_profile", "decode_profile_table", section="diagnostics"),
     Table("omp_regions", "omp_regions", section="diagnostics"),
-    Table("decision", "decision", section="requirements", charts=("decision",)),
+    Table("decision", "decision", section="requirements", charts=("decision", "tradeoff")),
     Table("verdicts", "verdicts_table", section="roadmap"),
     Table("pilot", "pilot", final=False),
     Table("retracted_figures", "retraction_check", raw="check", final=False),
