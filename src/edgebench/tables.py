@@ -197,6 +197,8 @@ TABLES = _tables(
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {name: t.columns for name, t in TABLES.items() if t.columns}
 RETRACTABLE = tuple(name for name, t in TABLES.items() if t.retractable)
 GENERIC_CHARTS = tuple(chart for t in TABLES.values() if t.chart_rule == "chart" for chart in t.charts)
+# The table each generic chart is drawn from (a table may have several charts).
+CHART_TABLES = {chart: t.name for t in TABLES.values() if t.chart_rule == "chart" for chart in t.charts}
 
 
 def table(name: str) -> Table:

@@ -15,7 +15,7 @@ from edgebench.retractions import load_retractions
 from edgebench.envs.spec import environment_digests
 from edgebench.codeclosure import config_sections_read, script_code_digest
 from edgebench.studies import sections_made, session_arms, study_plan, study_slot
-from edgebench.tables import GENERIC_CHARTS, RETRACTABLE, TABLES, study_tables
+from edgebench.tables import CHART_TABLES, GENERIC_CHARTS, RETRACTABLE, TABLES, study_tables
 
 # Read and validate before any job runs: config/config.yaml, then the overlay files named with
 # `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line
@@ -123,6 +123,10 @@ def get_study_environments(wildcards):
 def get_environments_ready(wildcards):
     """The gate every measuring job waits behind (nothing when no arm names an environment)."""
     return ancient(f"{RESULTS}/envs/ready.json") if ENVIRONMENT_DIGESTS else []
+
+
+def get_chart_table(wildcards):
+    return f"{RESULTS}/tables/{CHART_TABLES[wildcards.name]}.parquet"
 
 
 def get_build_environments(wildcards):

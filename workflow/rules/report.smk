@@ -1,6 +1,6 @@
 rule chart:
     input:
-        f"{RESULTS}/tables/{{name}}.parquet",
+        get_chart_table,
     output:
         png=report(
             f"{RESULTS}/charts/{{name}}.png",
