@@ -1,12 +1,17 @@
 """One engine registry: everything that names engines reads it."""
 
 import importlib
+import re
+
+import pytest
 
 from edgebench.config import load_schema
 from edgebench.diagnostics.imports import ENGINE_ENTRY
 from edgebench.engines.base import Engine
 from edgebench.engines.registry import ENGINES, can_load, ledger_function
 from edgebench.provenance import TRACKED_PACKAGES
+
+from .conftest import set_at
 
 
 def test_every_entry_names_a_class_a_ledger_and_an_import_that_exist():
@@ -82,3 +87,46 @@ def test_each_engine_names_its_kernel_by_its_own_rule(monkeypatch):
     other = dataclasses.replace(ENGINES["hf"], kernel_rule="edgebench.isa:llamacpp_kernel")
     monkeypatch.setitem(registry.ENGINES, "hf", other)
     assert arm_kernel(config, "hf/bf16", set()) == "llamacpp_cpu"
+
+
+def test_an_engine_with_its_own_environment_runs_there_unless_the_study_says_otherwise(default_config):
+    from edgebench.config import validate_config
+    from edgebench.engines.registry import ENGINES
+
+    config = set_at(default_config, ("builds", "ov-int4"), {"method": "openvino", "bits": 4, "group_size": 64})
+    config["arms"]["openvino/int4"] = {"engine": "openvino", "build": "ov-int4", "threads": 1, "bench": False}
+    checked = validate_config(config, read_model=False)
+    assert checked["arms"]["openvino/int4"]["env"] == "openvino"
+    assert checked["builds"]["ov-int4"]["env"] == "openvino"  # its converter runs there too
+    spec = checked["environments"]["openvino"]
+    assert spec["requirements"] == ENGINES["openvino"].environment["requirements"]
+    # a study's own entry of that name wins over the registry's
+    config["environments"] = {"openvino": {"requirements": ["openvino-genai==2026.4.1"]}}
+    checked = validate_config(config, read_model=False)
+    assert checked["environments"]["openvino"]["requirements"] == ["openvino-genai==2026.4.1"]
+
+
+@pytest.mark.parametrize(
+    ("build", "arm_engine", "message"),
+    [
+        ({"method": "openvino", "bits": 32}, "openvino", "config.builds.b.bits: 32 is not one method openvino makes"),
+        ({"method": "ortgenai", "bits": 16}, "ortgenai", "config.builds.b.bits: 16 is not one method ortgenai makes"),
+        ({"method": "ortgenai", "bits": 4}, "openvino", "engine 'openvino' cannot run build 'b'"),
+        ({"method": "gptq", "bits": 4, "group_size": 64}, "ortgenai", "engine 'ortgenai' cannot run build 'b'"),
+    ],
+)
+def test_a_converter_build_is_checked_against_its_method_and_engine(default_config, build, arm_engine, message):
+    from edgebench.config import ConfigError, validate_config
+
+    config = set_at(default_config, ("builds", "b"), build)
+    config["arms"][f"{arm_engine}/b"] = {"engine": arm_engine, "build": "b", "bench": False}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        validate_config(config, read_model=False)
+
+
+def test_the_new_engines_refuse_the_agent_suite_by_the_feature_rule():
+    from edgebench.engines.registry import check_feature
+
+    for engine in ("openvino", "ortgenai"):
+        why = check_feature("config.agent.arms", f"{engine}/int4", {"engine": engine}, "agent")
+        assert why and f"runs on {engine!r}, which lacks the phone-agent suite" in why
