@@ -93,7 +93,9 @@ def test_an_engine_with_its_own_environment_runs_there_unless_the_study_says_oth
     from edgebench.config import validate_config
     from edgebench.engines.registry import ENGINES
 
-    config = set_at(default_config, ("builds", "ov-int4"), {"method": "openvino", "bits": 4, "group_size": 64})
+    config = set_at(
+        default_config, ("builds", "ov-int4"), {"method": "openvino", "bits": 4, "group_size": 64}
+    )
     config["arms"]["openvino/int4"] = {"engine": "openvino", "build": "ov-int4", "threads": 1, "bench": False}
     checked = validate_config(config, read_model=False)
     assert checked["arms"]["openvino/int4"]["env"] == "openvino"
@@ -109,13 +111,27 @@ def test_an_engine_with_its_own_environment_runs_there_unless_the_study_says_oth
 @pytest.mark.parametrize(
     ("build", "arm_engine", "message"),
     [
-        ({"method": "openvino", "bits": 32}, "openvino", "config.builds.b.bits: 32 is not one method openvino makes"),
-        ({"method": "ortgenai", "bits": 16}, "ortgenai", "config.builds.b.bits: 16 is not one method ortgenai makes"),
+        (
+            {"method": "openvino", "bits": 32},
+            "openvino",
+            "config.builds.b.bits: 32 is not one method openvino makes",
+        ),
+        (
+            {"method": "ortgenai", "bits": 16},
+            "ortgenai",
+            "config.builds.b.bits: 16 is not one method ortgenai makes",
+        ),
         ({"method": "ortgenai", "bits": 4}, "openvino", "engine 'openvino' cannot run build 'b'"),
-        ({"method": "gptq", "bits": 4, "group_size": 64}, "ortgenai", "engine 'ortgenai' cannot run build 'b'"),
+        (
+            {"method": "gptq", "bits": 4, "group_size": 64},
+            "ortgenai",
+            "engine 'ortgenai' cannot run build 'b'",
+        ),
     ],
 )
-def test_a_converter_build_is_checked_against_its_method_and_engine(default_config, build, arm_engine, message):
+def test_a_converter_build_is_checked_against_its_method_and_engine(
+    default_config, build, arm_engine, message
+):
     from edgebench.config import ConfigError, validate_config
 
     config = set_at(default_config, ("builds", "b"), build)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from edgebench.engines.token_parity import REFERENCE_TOKENIZER
 from edgebench.envs.record import record_python, require_runnable
 from edgebench.models.build_record import fresh_build_dir, read_build_json, stopwatch, write_build_json
 from edgebench.models.gptq import BuildError
@@ -96,6 +97,8 @@ def build_with_tool(reference_dir: Path, out_dir: Path, name: str, spec: dict, e
     python = record_python(environment or None)
     with fresh_build_dir(out_dir) as tmp, stopwatch() as clock:
         run_tool(COMMANDS[method](python, reference_dir, tmp, spec), f"{method} build {name}")
+        # what the engine's own tokenizer is checked against at every load (token-id parity)
+        shutil.copyfile(reference_dir / "tokenizer.json", tmp / REFERENCE_TOKENIZER)
         weight_bytes = sum((tmp / f).stat().st_size for f in WEIGHT_FILES[method] if (tmp / f).is_file())
     shutil.rmtree(
         out_dir.parent / f".{out_dir.name}.cache", ignore_errors=True
