@@ -140,9 +140,11 @@ def test_a_converter_build_is_checked_against_its_method_and_engine(
         validate_config(config, read_model=False)
 
 
-def test_the_new_engines_refuse_the_agent_suite_by_the_feature_rule():
+def test_an_engine_without_constrained_generation_is_refused_the_agent_suite_by_name():
     from edgebench.engines.registry import check_feature
 
-    for engine in ("openvino", "ortgenai"):
-        why = check_feature("config.agent.arms", f"{engine}/int4", {"engine": engine}, "agent")
-        assert why and f"runs on {engine!r}, which lacks the phone-agent suite" in why
+    for engine in ("openvino", "ortgenai", "vllm"):  # each decodes actions under the screen's schema
+        assert check_feature("config.agent.arms", f"{engine}/a", {"engine": engine}, "agent") is None
+    why = check_feature("config.agent.arms", "llamacpp/q4", {"engine": "llamacpp"}, "agent")
+    assert why and "runs on 'llamacpp', which lacks the phone-agent suite" in why
+    assert "engines with it: vllm, openvino, ortgenai" in why

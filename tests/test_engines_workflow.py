@@ -238,3 +238,55 @@ def test_an_engine_whose_tokenizer_differs_is_refused(study, engine, build, tmp_
     )
     last = refused.stdout.strip().splitlines()[-1]
     assert last.startswith("REFUSED") and f"{engine}'s tokenizer" in last, refused.stderr[-2000:]
+
+
+AGENT = textwrap.dedent(
+    """
+    import json, math, sys
+    from edgebench.agent.action_schema import action_schema
+    from edgebench.agent.actions import action_error
+    from edgebench.agent.llm import run_llm_trials
+    from edgebench.agent.tasks import suite
+    from edgebench.engines.base import apply_env
+    from edgebench.engines.registry import make_engine
+    apply_env({})
+    engine = make_engine(sys.argv[1]); engine.import_engine()
+    engine.load(sys.argv[2], {"threads": 1}, 2048, max_num_seqs=4, prefix_caching=True)
+    sampling = {"temperature": 0.7, "top_p": 0.95, "max_new_tokens": 96}
+    schemas = [action_schema([2, 5, 9], [5]), action_schema([])]
+    replies = engine.chat(["Reply with one JSON action."] * 2, [1, 2], sampling, "", schemas)
+    errors = [action_error(json.loads(r, strict=False)) for r in replies]
+    again = engine.chat(["Reply with one JSON action."], [1], sampling, "", schemas[:1])
+    rows = run_llm_trials(engine, suite(1)[:2], 1, {**sampling, "strategy": "structured"}, print)
+    scores = engine.choice_logprobs(["Is it done?"], "", ["Yes", "No"])
+    print(json.dumps({
+        "errors": errors, "same_seed_same_reply": again[0] == replies[0],
+        "invalid": [r["invalid_actions"] for r in rows], "episode_errors": [r["episode_error"] for r in rows],
+        "scores": scores[0], "finite": all(math.isfinite(s) and s <= 0 for s in scores[0]),
+    }))
+    """
+)
+
+
+@pytest.mark.parametrize(("engine", "build"), [("openvino", "ov-int8"), ("ortgenai", "ort-fp32")])
+def test_agent_trials_decode_only_valid_actions_under_the_engine_constraints(study, engine, build):
+    """Random weights, yet every action decoded under the screen's schema by the engine's own
+    constrained generation is well formed, a seed replays its reply, and a structured trial has no
+    invalid action; the completion check's choice scores are log-probabilities."""
+    run = subprocess.run(
+        [
+            environment(study, engine)["python"],
+            "-c",
+            AGENT,
+            engine,
+            str(study / "results" / "models" / build),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["errors"] == ["", ""] and result["same_seed_same_reply"]
+    assert result["invalid"] == [0, 0] and result["episode_errors"] == ["", ""]
+    assert result["finite"] and len(result["scores"]) == 2

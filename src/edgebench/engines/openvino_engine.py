@@ -12,6 +12,7 @@ properties (the pipeline itself returns generated tokens only).
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs, window_logprobs
+from edgebench.engines.chat_text import ChatTemplate, choice_scores, cut_at_stop, sampled
 from edgebench.engines.token_parity import check_token_parity
 
 STEP_TIMEOUT_S = 600  # one decode step never takes this long; a pipeline that stops answering fails
@@ -83,12 +85,15 @@ class OpenVinoEngine:
         self.build_dir = ""
         self.properties: dict = {}
         self.compiled = None
+        self.template = None
         self.last_perf = None  # the pipeline's own metrics of the last generation (the cross-check)
 
     def import_engine(self) -> None:
         import openvino_genai  # noqa: F401
 
-    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+    def load(self, build_dir: str, arm: dict, max_model_len: int, **batching) -> None:
+        """`batching`: the agent suite's options for vLLM's batched engine; this pipeline serves
+        one request at a time."""
         import openvino_genai as og
 
         self.build_dir, self.properties = build_dir, ov_properties(arm)
@@ -151,23 +156,74 @@ class OpenVinoEngine:
     def layer_kernels(self) -> dict[str, str]:
         return runtime_kernels(self._compiled())
 
+    def _logits(self, request, ids: list[int]) -> np.ndarray:
+        """Every position's logits of one prompt pass ([positions, vocab])."""
+        request.reset_state()  # the IR keeps its KV cache as state: each pass starts empty
+        n = len(ids)
+        outputs = request.infer(
+            {
+                "input_ids": np.asarray([ids], dtype=np.int64),
+                "attention_mask": np.ones((1, n), dtype=np.int64),
+                "position_ids": np.arange(n, dtype=np.int64)[None],
+                "beam_idx": np.zeros(1, dtype=np.int32),
+            }
+        )
+        return outputs[self._compiled().output("logits")][0]
+
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         request = self._compiled().create_infer_request()
-        results = []
-        for window in windows:
-            request.reset_state()  # the IR keeps its KV cache as state: each window starts empty
-            n = len(window)
-            outputs = request.infer(
-                {
-                    "input_ids": np.asarray([window], dtype=np.int64),
-                    "attention_mask": np.ones((1, n), dtype=np.int64),
-                    "position_ids": np.arange(n, dtype=np.int64)[None],
-                    "beam_idx": np.zeros(1, dtype=np.int32),
-                }
-            )
-            logits = outputs[self._compiled().output("logits")][0, : n - 1]
-            results.append(window_logprobs(logits, window, topk))
-        return results
+        return [window_logprobs(self._logits(request, w)[: len(w) - 1], w, topk) for w in windows]
+
+    def _chat_template(self) -> ChatTemplate:
+        if self.template is None:
+            self.template = ChatTemplate(self.build_dir)
+        return self.template
+
+    def chat(
+        self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "", schemas=None
+    ) -> list[str]:
+        """The agent's replies, one request at a time: the same chat text every engine is shown,
+        sampled with the episode's seed, under its JSON schema or pattern by GenAI's structured output."""
+        schemas = schemas or [None] * len(prompts)
+        return [
+            reply_prefix
+            + self._reply(self._chat_template().ids(prompt, reply_prefix), seed, sampling, schema)
+            for prompt, seed, schema in zip(prompts, seeds, schemas, strict=True)
+        ]
+
+    def _reply(self, ids: list[int], seed: int, sampling: dict, schema) -> str:
+        import openvino as ov
+        import openvino_genai as og
+
+        config = og.GenerationConfig()
+        config.max_new_tokens = int(sampling["max_new_tokens"])
+        if sampled(sampling):
+            config.do_sample, config.rng_seed = True, seed % 2**31
+            config.temperature, config.top_p = float(sampling["temperature"]), float(sampling["top_p"])
+        stops = sampling.get("stop") or []
+        if stops:
+            config.stop_strings, config.include_stop_str_in_output = set(stops), True
+        if schema:
+            kind = {"regex": schema} if isinstance(schema, str) else {"json_schema": json.dumps(schema)}
+            config.structured_output_config = og.StructuredOutputConfig(**kind)
+        array = np.asarray([ids], dtype=np.int64)
+        result = self.pipe.generate(
+            og.TokenizedInputs(ov.Tensor(array), ov.Tensor(np.ones_like(array))), config
+        )
+        text = self._chat_template().tokenizer.decode(result.tokens[0], skip_special_tokens=True)
+        return cut_at_stop(text, stops)[0]
+
+    def choice_logprobs(self, prompts: list[str], reply_prefix: str, choices: list[str]) -> list[list[float]]:
+        """Each choice's first-token log-probability after the chat text (one prompt pass each)."""
+        template = self._chat_template()
+        choice_ids, request = template.first_tokens(choices), self._compiled().create_infer_request()
+        return [
+            choice_scores(self._logits(request, template.ids(prompt, reply_prefix))[-1], choice_ids)
+            for prompt in prompts
+        ]
+
+    def reset_prefix_cache(self) -> None:
+        """Nothing to forget: each request starts from an empty KV cache."""
 
     def close(self) -> None:
         self.pipe = None

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs, window_logprobs
+from edgebench.engines.chat_text import ChatTemplate, choice_scores, cut_at_stop, sampled
 from edgebench.engines.token_parity import check_token_parity
 
 
@@ -55,23 +56,27 @@ class OrtGenaiEngine:
     name = "ortgenai"
 
     def __init__(self) -> None:
-        self.model = None
+        self.model = self.tokenizer = self.template = None
         self.max_length = 0
         self.kernels: dict[str, str] = {}
+        self.build_dir = ""
 
     def import_engine(self) -> None:
         import onnxruntime_genai  # noqa: F401
 
-    def load(self, build_dir: str, arm: dict, max_model_len: int) -> None:
+    def load(self, build_dir: str, arm: dict, max_model_len: int, **batching) -> None:
+        """`batching`: the agent suite's options for vLLM's batched engine, which a generator that
+        serves one sequence has no use for."""
         import onnxruntime_genai as og
 
         config = og.Config(build_dir)
         config.overlay(session_overlay(int(arm.get("threads", 1))))
         self.model = og.Model(config)
         self.max_length = max(int(max_model_len), 64)
-        tokenizer = og.Tokenizer(self.model)
-        check_token_parity(self.name, build_dir, tokenizer.encode)
+        self.tokenizer = og.Tokenizer(self.model)
+        check_token_parity(self.name, build_dir, self.tokenizer.encode)
         self.kernels = matmul_paths(Path(build_dir) / "model.onnx")
+        self.build_dir = build_dir
 
     def layer_kernels(self) -> dict[str, str]:
         return dict(self.kernels)
@@ -115,5 +120,62 @@ class OrtGenaiEngine:
             results.append(window_logprobs(logits, window, topk))
         return results
 
+    def _chat_template(self) -> ChatTemplate:
+        if self.template is None:
+            self.template = ChatTemplate(self.build_dir)
+        return self.template
+
+    def chat(
+        self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "", schemas=None
+    ) -> list[str]:
+        """The agent's replies, one request at a time: the same chat text every engine is shown,
+        sampled with the episode's seed, under its JSON schema or pattern by ORT GenAI's guidance."""
+        schemas = schemas or [None] * len(prompts)
+        return [
+            reply_prefix
+            + self._reply(self._chat_template().ids(prompt, reply_prefix), seed, sampling, schema)
+            for prompt, seed, schema in zip(prompts, seeds, schemas, strict=True)
+        ]
+
+    def _reply(self, ids: list[int], seed: int, sampling: dict, schema) -> str:
+        import onnxruntime_genai as og
+
+        params = og.GeneratorParams(self.model)
+        options = {"max_length": min(len(ids) + int(sampling["max_new_tokens"]), self.max_length)}
+        options["do_sample"] = sampled(sampling)
+        if sampled(sampling):
+            options.update(
+                temperature=float(sampling["temperature"]),
+                top_p=float(sampling["top_p"]),
+                random_seed=seed % 2**31,
+            )
+        params.set_search_options(**options)
+        if schema:
+            params.set_guidance(
+                *(("regex", schema) if isinstance(schema, str) else ("json_schema", json.dumps(schema)))
+            )
+        generator = og.Generator(self.model, params)
+        generator.append_tokens(np.asarray([ids], dtype=np.int32))
+        stream, text, stops = self.tokenizer.create_stream(), "", sampling.get("stop") or []
+        while not generator.is_done():
+            generator.generate_next_token()
+            text, stopped = cut_at_stop(text + stream.decode(int(generator.get_next_tokens()[0])), stops)
+            if stopped:
+                break
+        return text
+
+    def choice_logprobs(self, prompts: list[str], reply_prefix: str, choices: list[str]) -> list[list[float]]:
+        """Each choice's first-token log-probability after the chat text (one prompt pass each)."""
+        template = self._chat_template()
+        choice_ids = template.first_tokens(choices)
+        scores = []
+        for prompt in prompts:
+            generator = self._generator(template.ids(prompt, reply_prefix), 1)
+            scores.append(choice_scores(np.asarray(generator.get_output("logits"))[0, -1], choice_ids))
+        return scores
+
+    def reset_prefix_cache(self) -> None:
+        """Nothing to forget: each request starts from an empty KV cache."""
+
     def close(self) -> None:
-        self.model = None
+        self.model = self.tokenizer = None

@@ -138,8 +138,8 @@ ENGINES: dict[str, EngineInfo] = {
             builds="openvino",
             ledger="edgebench.diagnostics.engine_ledgers:openvino_ledger",
             fidelity_full_vocab=False,  # its log-probs are the whole distribution already
-            features=frozenset({"interleave"}),
             kernel_rule="edgebench.isa:openvino_kernel",
+            features=frozenset({"interleave", "agent"}),
             environment=OPENVINO_ENVIRONMENT,
             tool_packages=("openvino", "optimum-intel", "nncf"),
         ),
@@ -152,8 +152,8 @@ ENGINES: dict[str, EngineInfo] = {
             builds="ortgenai",
             ledger="edgebench.diagnostics.engine_ledgers:ortgenai_ledger",
             fidelity_full_vocab=False,  # its log-probs are the whole distribution already
-            features=frozenset({"interleave"}),
             kernel_rule="edgebench.isa:ortgenai_kernel",
+            features=frozenset({"interleave", "agent"}),
             environment=ORTGENAI_ENVIRONMENT,
             tool_packages=("onnxruntime", "onnx"),
         ),
