@@ -170,9 +170,14 @@ PULLS = textwrap.dedent(
     whole = engine.generate(prompt, 8)
     stream = engine.decode_stream(prompt, 8)
     first = [next(stream) for _ in range(3)]
+    paused = time.perf_counter()
     time.sleep(0.3)  # the engine must not decode ahead while nobody pulls
     rest = list(stream)
-    print(json.dumps({"whole": whole, "first": first, "rest": rest}))
+    # where the engine keeps a clock of its own (OpenVINO's PerfMetrics, in milliseconds of the
+    # same monotonic clock), when it says it made each token
+    perf = getattr(engine, "last_perf", None)
+    own = [t / 1e3 for t in perf.raw_metrics.m_new_token_times] if perf is not None else []
+    print(json.dumps({"whole": whole, "first": first, "rest": rest, "paused": paused, "own": own}))
     """
 )
 
@@ -191,6 +196,8 @@ def test_the_stream_takes_a_token_only_when_pulled(study, engine, build):
     assert len(result["whole"]) == 8 and len(result["first"]) + len(result["rest"]) == 8
     # the fourth token was computed after the pause: its stamp is at least the pause after the third
     assert result["rest"][0] - result["first"][-1] >= 0.3
+    if result["own"]:  # and by the engine's own clock, which a decode running ahead would betray
+        assert len(result["own"]) == 8 and result["own"][3] >= result["paused"] + 0.3
 
 
 PARITY = textwrap.dedent(

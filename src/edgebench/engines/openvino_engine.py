@@ -1,9 +1,11 @@
 """OpenVINO GenAI: an OpenVINO IR folder exported by optimum-intel (edgebench.models.openvino_build),
 run by GenAI's LLMPipeline on the CPU device.
 
-Tokens are stamped by the pipeline's streamer, which GenAI calls once per generated token. For the
-interleaved design the pipeline runs in a thread whose streamer waits for the caller's next pull, so
-nothing is computed between two pulls. OpenVINO picks its inference precision itself (bf16 where the
+Decoding runs GenAI's continuous-batching pipeline (what LLMPipeline runs on a CPU) one `step()` at a
+time: a step is one decode step, so each token is stamped as its step returns, and the interleaved
+design's stream computes only when pulled. (GenAI's streamer callback cannot stamp steps: it runs
+in a thread of its own while generation goes on, so a callback that waits does not pause decoding.)
+OpenVINO picks its inference precision itself (bf16 where the
 CPU has the instructions, else f32) and keeps the KV cache at a precision of its own choosing: both,
 and each layer's runtime precision, are read from the compiled model and recorded as layer kernels.
 Teacher-forced logits come from the same IR compiled by OpenVINO's runtime with the same
@@ -12,12 +14,11 @@ properties (the pipeline itself returns generated tokens only).
 
 from __future__ import annotations
 
+import itertools
 import json
-import queue
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,6 @@ from edgebench.engines.base import WindowLogprobs, window_logprobs
 from edgebench.engines.chat_text import ChatTemplate, choice_scores, cut_at_stop, sampled
 from edgebench.engines.token_parity import check_token_parity
 
-STEP_TIMEOUT_S = 600  # one decode step never takes this long; a pipeline that stops answering fails
 MODEL_XML = "openvino_model.xml"
 
 
@@ -61,22 +61,6 @@ def runtime_kernels(compiled) -> dict[str, str]:
     return kernels
 
 
-def _streamer(on_token: Callable[[int], bool]):
-    """A GenAI streamer that hands every generated token to `on_token` (False stops generation)."""
-    import openvino_genai as og
-
-    class Streamer(og.StreamerBase):
-        def write(self, token):
-            tokens = token if isinstance(token, list) else [token]
-            going = all([on_token(int(t)) for t in tokens])
-            return og.StreamingStatus.RUNNING if going else og.StreamingStatus.STOP
-
-        def end(self):
-            pass  # nothing is buffered: every token was handed over as it came
-
-    return Streamer()
-
-
 class OpenVinoEngine:
     name = "openvino"
 
@@ -86,6 +70,7 @@ class OpenVinoEngine:
         self.properties: dict = {}
         self.compiled = None
         self.template = None
+        self.requests = itertools.count()
         self.last_perf = None  # the pipeline's own metrics of the last generation (the cross-check)
 
     def import_engine(self) -> None:
@@ -97,7 +82,10 @@ class OpenVinoEngine:
         import openvino_genai as og
 
         self.build_dir, self.properties = build_dir, ov_properties(arm)
-        self.pipe = og.LLMPipeline(build_dir, "CPU", **self.properties)
+        scheduler = og.SchedulerConfig()
+        # a prompt is prefilled in one step, as the other engines do (GenAI's default splits it)
+        scheduler.max_num_batched_tokens = max(int(max_model_len), 64)
+        self.pipe = og.ContinuousBatchingPipeline(build_dir, scheduler, "CPU", self.properties)
         check_token_parity(self.name, build_dir, self._encode)
 
     def _encode(self, text: str) -> list[int]:
@@ -112,33 +100,37 @@ class OpenVinoEngine:
         config.do_sample, config.ignore_eos = False, True  # greedy, every arm decodes the same count
         return config
 
-    def _run(self, token_ids: list[int], max_tokens: int, on_token: Callable[[int], bool]) -> None:
+    def _decode(self, token_ids: list[int], max_tokens: int) -> Iterator[tuple[int, float]]:
+        """One request, advanced one pipeline step at a time: each step is one decode step (the
+        first also the prefill), so a token is stamped when its step returns and nothing runs
+        between two pulls. A stream dropped half-way cancels its request."""
         import openvino as ov
-        import openvino_genai as og
 
-        ids = np.asarray([token_ids], dtype=np.int64)
-        inputs = og.TokenizedInputs(ov.Tensor(ids), ov.Tensor(np.ones_like(ids)))
-        result = self.pipe.generate(inputs, self._config(max_tokens), _streamer(on_token))
-        self.last_perf = result.perf_metrics
-
-    def _collect(self, token_ids: list[int], max_tokens: int) -> list[tuple[int, float]]:
-        taken: list[tuple[int, float]] = []
-
-        def take(token: int) -> bool:
-            taken.append((token, time.perf_counter()))
-            return True
-
-        self._run(token_ids, max_tokens, take)
-        return taken
+        ids = ov.Tensor(np.asarray([token_ids], dtype=np.int64))
+        handle = self.pipe.add_request(next(self.requests), ids, self._config(max_tokens))
+        try:
+            while self.pipe.has_non_finished_requests():
+                self.pipe.step()
+                stamp = time.perf_counter()
+                while handle.can_read():
+                    for output in handle.read().values():
+                        for token in output.generated_ids:
+                            yield int(token), stamp
+            self.last_perf = handle.get_perf_metrics()
+        finally:
+            if self.pipe.has_non_finished_requests():
+                handle.cancel()
+                while self.pipe.has_non_finished_requests():
+                    self.pipe.step()
 
     def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
-        return [token for token, _ in self._collect(token_ids, max_tokens)]
+        return [token for token, _ in self._decode(token_ids, max_tokens)]
 
     def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
-        return [stamp for _, stamp in self._collect(token_ids, max_tokens)]
+        return [stamp for _, stamp in self._decode(token_ids, max_tokens)]
 
     def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
-        return PulledGeneration(self, token_ids, max_tokens).stamps()
+        return (stamp for _, stamp in self._decode(token_ids, max_tokens))
 
     def engine_timing(self) -> dict[str, float]:
         """The pipeline's own timer for the last generation: TTFT and mean time per output token."""
@@ -206,11 +198,8 @@ class OpenVinoEngine:
         if schema:
             kind = {"regex": schema} if isinstance(schema, str) else {"json_schema": json.dumps(schema)}
             config.structured_output_config = og.StructuredOutputConfig(**kind)
-        array = np.asarray([ids], dtype=np.int64)
-        result = self.pipe.generate(
-            og.TokenizedInputs(ov.Tensor(array), ov.Tensor(np.ones_like(array))), config
-        )
-        text = self._chat_template().tokenizer.decode(result.tokens[0], skip_special_tokens=True)
+        (result,) = self.pipe.generate([ov.Tensor(np.asarray([ids], dtype=np.int64))], [config])
+        text = self._chat_template().tokenizer.decode(result.m_generation_ids[0], skip_special_tokens=True)
         return cut_at_stop(text, stops)[0]
 
     def choice_logprobs(self, prompts: list[str], reply_prefix: str, choices: list[str]) -> list[list[float]]:
@@ -228,52 +217,3 @@ class OpenVinoEngine:
     def close(self) -> None:
         self.pipe = None
         self.compiled = None
-
-
-class PulledGeneration:
-    """One generation in a thread whose streamer blocks after each token until the caller pulls the
-    next one, so the engine computes only while its caller asks (the interleaved design)."""
-
-    def __init__(self, engine: OpenVinoEngine, token_ids: list[int], max_tokens: int) -> None:
-        self.engine, self.token_ids, self.max_tokens = engine, token_ids, max_tokens
-        self.handoff: queue.Queue = queue.Queue()
-        self.resume = threading.Semaphore(0)
-        self.stopped = threading.Event()
-
-    def _on_token(self, token: int) -> bool:
-        self.handoff.put(time.perf_counter())
-        self.resume.acquire(timeout=STEP_TIMEOUT_S)
-        return not self.stopped.is_set()
-
-    def _generate(self) -> None:
-        try:
-            self.engine._run(self.token_ids, self.max_tokens, self._on_token)
-        except Exception as error:  # handed to the caller's thread, which raises it
-            self.handoff.put(error)
-        self.handoff.put(None)
-
-    def _next(self) -> float:
-        try:
-            item = self.handoff.get(timeout=STEP_TIMEOUT_S)
-        except queue.Empty:
-            raise TimeoutError(f"OpenVINO GenAI produced no token in {STEP_TIMEOUT_S} s") from None
-        if isinstance(item, Exception):
-            raise item
-        if item is None:
-            raise RuntimeError("OpenVINO GenAI ended the generation before max_new_tokens")
-        return item
-
-    def stamps(self) -> Iterator[float]:
-        thread = threading.Thread(target=self._generate, name="openvino-generate", daemon=True)
-        try:
-            for index in range(self.max_tokens):
-                if index == 0:
-                    thread.start()
-                else:
-                    self.resume.release()
-                yield self._next()
-        finally:
-            self.stopped.set()
-            self.resume.release()
-            if thread.ident is not None:
-                thread.join(timeout=STEP_TIMEOUT_S)
