@@ -15,15 +15,21 @@ class TokenizerMismatch(RuntimeError):
     """The engine's tokenizer and the reference's write different ids for the same text."""
 
 
+REFERENCE_TOKENIZER = "reference_tokenizer.json"  # a converter's build keeps the one it was made from
+
+
+def reference_tokenizer(build_dir: str) -> Path:
+    """The reference's tokenizer: the copy a converter's build keeps, else the build's own
+    tokenizer.json (builds that edgebench writes from the reference's files)."""
+    kept = Path(build_dir) / REFERENCE_TOKENIZER
+    return kept if kept.is_file() else Path(build_dir) / "tokenizer.json"
+
+
 def reference_ids(build_dir: str, text: str = PROBE) -> list[int]:
-    """The probe's ids by the reference tokenizer (tokenizer.json, which every build carries)."""
+    """The probe's ids by the reference tokenizer, read by Hugging Face tokenizers."""
     from tokenizers import Tokenizer
 
-    return (
-        Tokenizer.from_file(str(Path(build_dir) / "tokenizer.json"))
-        .encode(text, add_special_tokens=False)
-        .ids
-    )
+    return Tokenizer.from_file(str(reference_tokenizer(build_dir))).encode(text, add_special_tokens=False).ids
 
 
 def first_difference(ours: Sequence[int], reference: Sequence[int]) -> int:
