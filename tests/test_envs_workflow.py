@@ -147,7 +147,7 @@ def test_changing_one_pin_makes_one_new_environment_and_reruns_only_that_arms_jo
         # installs, but transformers cannot import without the hub client it imports first
         (
             {"requirements": main_pins(), "remove": ["huggingface-hub"]},
-            "'import transformers' fails for arm hf/bf16-env",
+            "'import transformers' fails for engine hf",
         ),
         ({"requirements": ["transformers==0.0.0.dev999"]}, "transformers==0.0.0.dev999"),
     ],

@@ -3,7 +3,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from edgebench.config import ConfigError, study_config
-from edgebench.engines.registry import ENGINES, check_feature, supports
+from edgebench.engines.registry import ENGINES, TOOL_METHODS, check_feature, supports
 from edgebench.items.roadmap import (
     items_elsewhere,
     items_in_study,
@@ -101,13 +101,16 @@ def environment_spec(wildcards):
 
 
 def environment_imports(wildcards):
-    """What each arm in the environment imports first: its engine's import statement."""
+    """What each engine that runs in the environment imports first, by engine: the same for every
+    study that shares the environment, so another study's arms never make it a new job."""
     name = environment_name(wildcards)
-    return {
-        arm_name: ENGINES[arm["engine"]].import_statement
-        for arm_name, arm in config["arms"].items()
-        if arm.get("env") == name
+    engines = {arm["engine"] for arm in config["arms"].values() if arm.get("env") == name}
+    engines |= {
+        TOOL_METHODS[spec["method"]]
+        for spec in config["builds"].values()
+        if spec.get("env") == name and spec["method"] in TOOL_METHODS
     }
+    return {engine: ENGINES[engine].import_statement for engine in sorted(engines)}
 
 
 def arm_environments(arm_names):

@@ -83,20 +83,20 @@ def _install(uv: str, python: str, spec: dict, name: str) -> None:
 
 
 def check_imports(python: str, statements: dict[str, str], name: str) -> None:
-    """Each engine's import statement, in a fresh process of the environment."""
-    for arm, statement in statements.items():
+    """Each engine's import statement (by engine), in a fresh process of the environment."""
+    for engine, statement in statements.items():
         try:
             result = subprocess.run(
                 [python, "-c", statement], capture_output=True, text=True, timeout=IMPORT_TIMEOUT_S
             )
         except subprocess.TimeoutExpired as error:
             raise EnvironmentNotCreated(
-                f"environment {name!r}: {statement!r} (arm {arm}) did not finish in {IMPORT_TIMEOUT_S} s"
+                f"environment {name!r}: {statement!r} ({engine}) did not finish in {IMPORT_TIMEOUT_S} s"
             ) from error
         if result.returncode != 0:
             last = [line for line in result.stderr.splitlines() if line.strip()][-1:]
             raise EnvironmentNotCreated(
-                f"environment {name!r}: {statement!r} fails for arm {arm}: {' '.join(last)[:400]}"
+                f"environment {name!r}: {statement!r} fails for engine {engine}: {' '.join(last)[:400]}"
             )
 
 
