@@ -66,6 +66,21 @@ class Engine(Protocol):
         """Release the engine (stop its processes)."""
 
 
+class TokenStream:
+    """generate, generate_stamped and decode_stream from one `_decode(token_ids, max_tokens)` that
+    yields (token, stamp) as each token is taken: for engines that decode one token per pull."""
+
+    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
+        return [token for token, _ in self._decode(token_ids, max_tokens)]
+
+    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
+        return [stamp for _, stamp in self._decode(token_ids, max_tokens)]
+
+    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
+        """A stamp per token as it is taken; nothing runs between two pulls."""
+        return (stamp for _, stamp in self._decode(token_ids, max_tokens))
+
+
 def top_k(full: np.ndarray, k: int) -> np.ndarray:
     """Indices of each row's k largest values, largest first (a partition, then a sort of k: a
     whole sort of a 150k vocabulary per position is most of a window's scoring time)."""

@@ -49,3 +49,30 @@ def cut_at_stop(text: str, stops: list[str]) -> tuple[str, bool]:
 def sampled(sampling: dict) -> bool:
     """Temperature 0 is greedy decoding."""
     return float(sampling["temperature"]) > 0
+
+
+class OneRequestChat:
+    """The agent suite's `chat` for engines that serve one request at a time: each prompt through the
+    build's chat template (`self.build_dir`), decoded by the engine's `_reply(ids, seed, sampling,
+    schema)` under its own constrained generation."""
+
+    template: ChatTemplate | None = None
+
+    def _chat_template(self) -> ChatTemplate:
+        if self.template is None:
+            self.template = ChatTemplate(self.build_dir)
+        return self.template
+
+    def chat(
+        self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "", schemas=None
+    ) -> list[str]:
+        """The replies in order, each started with `reply_prefix` and sampled with its own seed."""
+        schemas = schemas or [None] * len(prompts)
+        return [
+            reply_prefix
+            + self._reply(self._chat_template().ids(prompt, reply_prefix), seed, sampling, schema)
+            for prompt, seed, schema in zip(prompts, seeds, schemas, strict=True)
+        ]
+
+    def reset_prefix_cache(self) -> None:
+        """Nothing to forget: each request starts from an empty KV cache."""

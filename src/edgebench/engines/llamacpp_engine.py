@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs, window_logprobs
+from edgebench.engines.base import TokenStream, WindowLogprobs, window_logprobs
 from edgebench.isa import llamacpp_kernel, require_kernel
 from edgebench.procfs import cpu_flags
 
@@ -39,7 +39,7 @@ def _model_params(use_extra_bufts: bool):
         lib.llama_model_default_params = original
 
 
-class LlamaCppEngine:
+class LlamaCppEngine(TokenStream):
     name = "llamacpp"
 
     def __init__(self) -> None:
@@ -73,16 +73,6 @@ class LlamaCppEngine:
         """llama.cpp's CPU backend runs every weight through ggml's kernels; what differs is whether
         weights were repacked into extra buffer types (the AMX/repack path) at load."""
         return {"weights": self.kernel}
-
-    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
-        return [token for token, _ in self._decode(token_ids, max_tokens)]
-
-    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
-        return list(self.decode_stream(token_ids, max_tokens))
-
-    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
-        """A stamp per token as it is taken; nothing runs between two pulls."""
-        return (stamp for _, stamp in self._decode(token_ids, max_tokens))
 
     def _decode(self, token_ids: list[int], max_tokens: int) -> Iterator[tuple[int, float]]:
         """Greedy decode that ignores EOS: evaluate the prompt, then take argmax tokens, stamping

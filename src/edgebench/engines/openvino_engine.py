@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs, window_logprobs
-from edgebench.engines.chat_text import ChatTemplate, choice_scores, cut_at_stop, sampled
+from edgebench.engines.base import TokenStream, WindowLogprobs, window_logprobs
+from edgebench.engines.chat_text import OneRequestChat, choice_scores, cut_at_stop, sampled
 from edgebench.engines.token_parity import check_token_parity
 
 MODEL_XML = "openvino_model.xml"
@@ -83,7 +83,7 @@ def structured_output(schema: dict | str):
     return og.StructuredOutputConfig(grammar=compact_json_grammar(schema))
 
 
-class OpenVinoEngine:
+class OpenVinoEngine(TokenStream, OneRequestChat):
     name = "openvino"
 
     def __init__(self) -> None:
@@ -145,15 +145,6 @@ class OpenVinoEngine:
                 while self.pipe.has_non_finished_requests():
                     self.pipe.step()
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
-        return [token for token, _ in self._decode(token_ids, max_tokens)]
-
-    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
-        return [stamp for _, stamp in self._decode(token_ids, max_tokens)]
-
-    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
-        return (stamp for _, stamp in self._decode(token_ids, max_tokens))
-
     def engine_timing(self) -> dict[str, float]:
         """The pipeline's own timer for the last generation: TTFT and mean time per output token."""
         perf = self.last_perf
@@ -188,23 +179,6 @@ class OpenVinoEngine:
         request = self._compiled().create_infer_request()
         return [window_logprobs(self._logits(request, w)[: len(w) - 1], w, topk) for w in windows]
 
-    def _chat_template(self) -> ChatTemplate:
-        if self.template is None:
-            self.template = ChatTemplate(self.build_dir)
-        return self.template
-
-    def chat(
-        self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "", schemas=None
-    ) -> list[str]:
-        """The agent's replies, one request at a time: the same chat text every engine is shown,
-        sampled with the episode's seed, under its JSON schema or pattern by GenAI's structured output."""
-        schemas = schemas or [None] * len(prompts)
-        return [
-            reply_prefix
-            + self._reply(self._chat_template().ids(prompt, reply_prefix), seed, sampling, schema)
-            for prompt, seed, schema in zip(prompts, seeds, schemas, strict=True)
-        ]
-
     def _reply(self, ids: list[int], seed: int, sampling: dict, schema) -> str:
         import openvino as ov
         import openvino_genai as og
@@ -231,9 +205,6 @@ class OpenVinoEngine:
             choice_scores(self._logits(request, template.ids(prompt, reply_prefix))[-1], choice_ids)
             for prompt in prompts
         ]
-
-    def reset_prefix_cache(self) -> None:
-        """Nothing to forget: each request starts from an empty KV cache."""
 
     def close(self) -> None:
         self.pipe = None

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from edgebench.engines.base import WindowLogprobs, window_logprobs
-from edgebench.engines.chat_text import ChatTemplate, choice_scores, cut_at_stop, sampled
+from edgebench.engines.base import TokenStream, WindowLogprobs, window_logprobs
+from edgebench.engines.chat_text import OneRequestChat, choice_scores, cut_at_stop, sampled
 from edgebench.engines.token_parity import check_token_parity
 
 
@@ -60,7 +60,7 @@ def guidance(schema: dict | str) -> tuple[str, str]:
     return "json_schema", json.dumps({**schema, "x-guidance": {"whitespace_flexible": False}})
 
 
-class OrtGenaiEngine:
+class OrtGenaiEngine(TokenStream, OneRequestChat):
     name = "ortgenai"
 
     def __init__(self) -> None:
@@ -110,15 +110,6 @@ class OrtGenaiEngine:
             generator.generate_next_token()
             yield int(generator.get_next_tokens()[0]), time.perf_counter()
 
-    def generate(self, token_ids: list[int], max_tokens: int) -> list[int]:
-        return [token for token, _ in self._decode(token_ids, max_tokens)]
-
-    def generate_stamped(self, token_ids: list[int], max_tokens: int) -> list[float]:
-        return list(self.decode_stream(token_ids, max_tokens))
-
-    def decode_stream(self, token_ids: list[int], max_tokens: int) -> Iterator[float]:
-        return (stamp for _, stamp in self._decode(token_ids, max_tokens))
-
     def prompt_logprobs(self, windows: list[list[int]], topk: int) -> list[WindowLogprobs]:
         """The prompt pass's logits: the builder's graph returns one row per position."""
         results = []
@@ -127,23 +118,6 @@ class OrtGenaiEngine:
             logits = np.asarray(generator.get_output("logits"))[0, : len(window) - 1]
             results.append(window_logprobs(logits, window, topk))
         return results
-
-    def _chat_template(self) -> ChatTemplate:
-        if self.template is None:
-            self.template = ChatTemplate(self.build_dir)
-        return self.template
-
-    def chat(
-        self, prompts: list[str], seeds: list[int], sampling: dict, reply_prefix: str = "", schemas=None
-    ) -> list[str]:
-        """The agent's replies, one request at a time: the same chat text every engine is shown,
-        sampled with the episode's seed, under its JSON schema or pattern by ORT GenAI's guidance."""
-        schemas = schemas or [None] * len(prompts)
-        return [
-            reply_prefix
-            + self._reply(self._chat_template().ids(prompt, reply_prefix), seed, sampling, schema)
-            for prompt, seed, schema in zip(prompts, seeds, schemas, strict=True)
-        ]
 
     def _reply(self, ids: list[int], seed: int, sampling: dict, schema) -> str:
         import onnxruntime_genai as og
@@ -179,9 +153,6 @@ class OrtGenaiEngine:
             generator = self._generator(template.ids(prompt, reply_prefix), 1)
             scores.append(choice_scores(np.asarray(generator.get_output("logits"))[0, -1], choice_ids))
         return scores
-
-    def reset_prefix_cache(self) -> None:
-        """Nothing to forget: each request starts from an empty KV cache."""
 
     def close(self) -> None:
         self.model = self.tokenizer = None
