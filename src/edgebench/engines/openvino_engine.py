@@ -1,5 +1,5 @@
-"""OpenVINO GenAI: an OpenVINO IR folder exported by optimum-intel (edgebench.models.openvino_build),
-run by GenAI's LLMPipeline on the CPU device.
+"""OpenVINO GenAI: an OpenVINO IR folder exported by optimum-intel (edgebench.models.tool_build),
+run by GenAI on the CPU device.
 
 Decoding runs GenAI's continuous-batching pipeline (what LLMPipeline runs on a CPU) one `step()` at a
 time: a step is one decode step, so each token is stamped as its step returns, and the interleaved

@@ -1,4 +1,4 @@
-"""ONNX Runtime GenAI: a model folder written by its model builder (edgebench.models.ortgenai_build),
+"""ONNX Runtime GenAI: a model folder written by its model builder (edgebench.models.tool_build),
 run by its Generator, one token per `generate_next_token`.
 
 The Generator is pull-based already, so the decode stream takes a token only when the caller asks.
