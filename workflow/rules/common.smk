@@ -15,7 +15,13 @@ from edgebench.retractions import load_retractions
 from edgebench.envs.spec import environment_digests
 from edgebench.codeclosure import config_sections_read, script_code_digest
 from edgebench.studies import sections_made, session_arms, study_plan, study_slot
-from edgebench.tables import CHART_TABLES, GENERIC_CHARTS, RETRACTABLE, TABLES, study_tables
+from edgebench.tables import (
+    CHART_TABLES,
+    GENERIC_CHARTS,
+    RETRACTABLE,
+    TABLES,
+    study_tables,
+)
 
 # Read and validate before any job runs: config/config.yaml, then the overlay files named with
 # `--config overlays=config/agent.yaml` (comma separated), then the rest of the command line
@@ -102,9 +108,12 @@ def environment_spec(wildcards):
 
 def environment_imports(wildcards):
     """What each engine that runs in the environment imports first, by engine: the same for every
-    study that shares the environment, so another study's arms never make it a new job."""
+    study that shares the environment, so another study's arms never make it a new job.
+    """
     name = environment_name(wildcards)
-    engines = {arm["engine"] for arm in config["arms"].values() if arm.get("env") == name}
+    engines = {
+        arm["engine"] for arm in config["arms"].values() if arm.get("env") == name
+    }
     engines |= {
         TOOL_METHODS[spec["method"]]
         for spec in config["builds"].values()
