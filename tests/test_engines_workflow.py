@@ -129,6 +129,8 @@ def test_cold_reps_and_warm_stamps_of_both_engines(study):
         assert len(samples) == 2 and (samples["design"] == "interleaved").all()
         assert (samples[samples["status"] == "ok"]["decode_tok_s"] > 0).all()
         assert (samples["window_tokens"] == 15).all()  # every decode step stamped
+        # each round's pair on another core: the engine's threads follow the coordinator's pin
+        assert not samples["error"].fillna("").str.contains("left its cores").any(), samples["error"].tolist()
     openvino = bench[bench["engine"] == "openvino"].iloc[0]
     kernels = json.loads(openvino["layer_kernels"])
     assert {"inference_precision", "kv_cache_precision", "linear"} <= set(kernels)

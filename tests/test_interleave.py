@@ -83,8 +83,11 @@ def test_the_hf_decode_stream_runs_only_when_pulled(tiny_model):
 LONG = {"prefill_tokens": 32, "decode_tokens": 400, "max_model_len": 512}
 
 
-def _interleaved(tiny_model, tmp_path, cores, rounds=2, limit=1.0, bench=BENCH):
-    specs = {name: hf_spec(tiny_model, bench) for name in ("hf/a", "hf/b", "hf/c", "hf/d")}
+def _interleaved(tiny_model, tmp_path, cores, rounds=2, limit=1.0, bench=BENCH, faults=None):
+    faults = faults or {}
+    specs = {
+        name: hf_spec(tiny_model, bench, fault=faults.get(name)) for name in ("hf/a", "hf/b", "hf/c", "hf/d")
+    }
     settings = SessionSettings(
         rounds=rounds,
         seed=3,
@@ -135,6 +138,18 @@ def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tm
     assert all(r["status"] == "contended" for r in on_loaded), rows
     assert min(r["stolen_frac"] for r in on_loaded) > max(r["stolen_frac"] for r in on_other), rows
     assert all(r["status"] == "ok" for r in on_other), rows
+
+
+def test_an_engine_that_pins_itself_off_its_core_flags_its_pair_not_the_others(
+    tiny_model, tmp_path, two_cores
+):
+    # hf/b re-applies the mask it started with (every session core) before each sample, as
+    # OpenVINO's thread pool does: it no longer runs on the core its pair was given
+    rows = _interleaved(tiny_model, tmp_path, two_cores, faults={"hf/b": {"repin": True}})
+    moved = [r for r in rows if r["arm"] in ("hf/a", "hf/b")]
+    assert all(r["status"] == "contended" for r in moved), moved
+    assert all("hf/b: the engine left its cores" in r["error"] for r in moved), moved
+    assert all("left its cores" not in r["error"] for r in rows if r["arm"] in ("hf/c", "hf/d")), rows
 
 
 def _frame(design):

@@ -1,10 +1,17 @@
 import os
+import subprocess
+import sys
+
+import pytest
 
 from edgebench.procfs import (
     parse_pid_stat,
     parse_proc_stat,
     parse_status_kb,
+    pinning_error,
     read_pid_stat,
+    set_tree_affinity,
+    threads_off_cores,
     tree_rss_anon_mb,
 )
 
@@ -60,3 +67,30 @@ def test_proc_stat_per_cpu_busy_idle_steal():
 def test_live_readers_on_this_process():
     assert read_pid_stat(os.getpid()).pid == os.getpid()
     assert tree_rss_anon_mb(os.getpid()) > 1
+
+
+def test_a_thread_allowed_outside_the_given_cores_is_named():
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip(f"needs two usable cores; this process may use {cores}")
+    # a child with a second thread, both pinned to the first core, then its main thread widened
+    code = (
+        "import threading, time; "
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start(); time.sleep(60)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = 50
+        while len(os.listdir(f"/proc/{child.pid}/task")) < 2 and deadline:
+            subprocess.run(["sleep", "0.1"], timeout=5)
+            deadline -= 1
+        set_tree_affinity([child.pid], cores[:1])
+        assert threads_off_cores([child.pid], cores[:1]) == [] and pinning_error([child.pid], cores[:1]) == ""
+        os.sched_setaffinity(child.pid, cores[:2])
+        assert threads_off_cores([child.pid], cores[:1]) == [(child.pid, cores[:2])]
+        named = f"the engine left its cores {cores[:1]}: thread {child.pid}"
+        assert pinning_error([child.pid], cores[:1]).startswith(named)
+        assert threads_off_cores([child.pid], cores[:2]) == []
+    finally:
+        child.kill()
+        child.wait(timeout=10)

@@ -164,6 +164,31 @@ def set_tree_affinity(pids: list[int], cores: list[int]) -> None:
             continue
 
 
+def threads_off_cores(pids: list[int], cores: list[int]) -> list[tuple[int, list[int]]]:
+    """(thread id, its cores) for every thread of the given processes allowed outside `cores`: an
+    engine that pins its own threads (OpenVINO's thread pool re-applies the mask its process
+    started with) runs where the coordinator did not put it."""
+    allowed, off = set(cores), []
+    for tid in thread_ids(pids):
+        try:
+            mask = os.sched_getaffinity(tid)
+        except OSError:  # the thread ended meanwhile
+            continue
+        if not mask <= allowed:
+            off.append((tid, sorted(mask)))
+    return off
+
+
+def pinning_error(pids: list[int], cores: list[int]) -> str:
+    """'' when every thread stayed within `cores`, else a line naming the threads that did not."""
+    off = threads_off_cores(pids, cores)
+    if not off:
+        return ""
+    named = ", ".join(f"thread {tid} on cores {mask}" for tid, mask in off[:3])
+    more = f" and {len(off) - 3} more" if len(off) > 3 else ""
+    return f"the engine left its cores {cores}: {named}{more}"
+
+
 def parse_cpu_flags(cpuinfo: str) -> set[str]:
     """The feature flags of the first CPU in /proc/cpuinfo text."""
     for line in cpuinfo.splitlines():

@@ -18,7 +18,7 @@ class EngineSpec:
     options: dict  # the arm's options from the config (threads, int4_w4a8, inject_slowdown, ...)
     vocab_size: int
     bench: dict  # shapes and limits: prefill_tokens, decode_tokens, max_model_len, ...
-    fault: dict | None = None  # reliability tests: crash, oom or hang on purpose
+    fault: dict | None = None  # reliability tests: crash, oom, hang or re-pin on purpose
     # The record of the environment the arm runs in (edgebench.envs.record; None: the main one).
     environment: dict | None = None
 

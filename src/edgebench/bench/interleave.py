@@ -27,6 +27,7 @@ from edgebench.bench.arm_process import (
 from edgebench.bench.guard import stolen_fraction
 from edgebench.procfs import (
     CLOCK_TICKS,
+    pinning_error,
     read_proc_stat,
     set_tree_affinity,
     tree_cpu_ticks,
@@ -179,6 +180,10 @@ def pair_rows(run: PairRun, arms: dict, before: dict, t0: float, limit: float) -
     pair_wall = end_at - t0
     own = sum(f[2] - before["ticks"][n] for n, f in run.finished.items())
     stolen = stolen_fraction(before["cpu"], end_cpu, [run.core], own, pair_wall)
+    # an engine that moved its own threads off the pair's core: neither arm ran as designed
+    moved = "; ".join(
+        f"{name}: {error}" for name in run.finished if (error := pinning_error(arms[name].tree, [run.core]))
+    )
     out = {}
     for position, name in enumerate(run.pair):
         if name not in run.finished:
@@ -201,8 +206,8 @@ def pair_rows(run: PairRun, arms: dict, before: dict, t0: float, limit: float) -
             "runqueue_wait_s": (wait_ns - before["waits"][name]) / 1e9,
             "steal_s": (cpu[run.core].steal - before["cpu"][run.core].steal) / CLOCK_TICKS,
             "stolen_frac": stolen,
-            "status": "contended" if stolen > limit else "ok",
-            "error": "",
+            "status": "contended" if stolen > limit or moved else "ok",
+            "error": moved,
         }
     return out
 

@@ -54,6 +54,9 @@ class ResidentArm:
         self.short = synthetic_prompt(16, self.vocab, seed=2)
         self.build_dir = spec.build_dir
         self.crash_at = (spec.fault or {}).get("sample")  # reliability tests: die at this sample
+        # tests: re-apply the mask this process started with before every sample, as OpenVINO's
+        # thread pool does to the threads it runs
+        self.start_mask = os.sched_getaffinity(0) if (spec.fault or {}).get("repin") else None
         self.stream = None  # the interleaved design's open decode stream
         self.streamed = 0
         self.engine = make_engine(spec.engine)
@@ -111,6 +114,8 @@ class ResidentArm:
         `burst` advances while the partner on the same core waits."""
         if self.crash_at is not None and index == self.crash_at:
             os.abort()
+        if self.start_mask is not None:
+            os.sched_setaffinity(0, self.start_mask)
         if self.stream is not None:  # a stream left open by a partner's failure
             self.stream.close()
         start = time.time()

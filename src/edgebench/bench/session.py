@@ -41,6 +41,7 @@ from edgebench.bench.interleave import run_interleaved_rounds
 from edgebench.engines.registry import engine_info
 from edgebench.procfs import (
     CLOCK_TICKS,
+    pinning_error,
     read_proc_stat,
     set_tree_affinity,
     tree_cpu_ticks,
@@ -104,12 +105,15 @@ def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: 
     load_errors: dict[str, str] = {}
     try:
         names = list(specs)
-        # Loading is not measured: single-thread duet engines load side by side, one per core.
-        slots = [[core] for core in settings.cores] if settings.paired else [settings.cores]
-        for batch in [names[i : i + len(slots)] for i in range(0, len(names), len(slots))]:
+        # Loading is not measured: single-thread duet engines load side by side, as many at once
+        # as there are cores. Each starts on every session core, never one: a runtime that
+        # captures the mask its process started with (OpenVINO's thread pool) re-applies it to
+        # every thread it runs, which would keep it on that core whatever the coordinator pins.
+        width = len(settings.cores) if settings.paired else 1
+        for batch in [names[i : i + width] for i in range(0, len(names), width)]:
             t0 = time.time()
-            for cores, name in zip(slots, batch, strict=False):
-                arms[name] = ArmProcess.start(name, specs[name], cores, workdir)
+            for name in batch:
+                arms[name] = ArmProcess.start(name, specs[name], settings.cores, workdir)
             for name in batch:
                 try:
                     arms[name].wait_ready(settings.timeout_s)
@@ -273,6 +277,7 @@ def measure_together(
         cores, end = placement[arm.name], arrivals[arm.name]
         wall_s, own = end.at - t0, end.own_ticks - ticks_before[arm.name]
         stolen = stolen_fraction(cpu_before, end.cpu, cores, own, wall_s)
+        moved = pinning_error(arm.tree, cores)  # the engine re-pinned itself elsewhere
         reply = {k: v for k, v in replies[arm.name].items() if k not in ("decode_stamps", "hold_stamps")}
         out[arm.name] = {
             **reply,
@@ -285,8 +290,8 @@ def measure_together(
             "steal_s": sum(end.cpu[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
             "idle_engines_cpu_s": idle_cpu,
             "stolen_frac": stolen,
-            "status": "contended" if stolen > settings.contention_limit else "ok",
-            "error": "",
+            "status": "contended" if stolen > settings.contention_limit or moved else "ok",
+            "error": moved,
         }
     return out
 
