@@ -152,6 +152,32 @@ def test_an_engine_that_pins_itself_off_its_core_flags_its_pair_not_the_others(
     assert all("left its cores" not in r["error"] for r in rows if r["arm"] in ("hf/c", "hf/d")), rows
 
 
+def test_engines_of_other_pairs_are_stopped_while_a_group_is_measured(tiny_model, tmp_path, two_cores):
+    # hf/e burns CPU even while idle: the pairs measured while it waits must not see it
+    names = ("hf/a", "hf/b", "hf/c", "hf/d", "hf/e", "hf/f")
+    specs = {
+        name: hf_spec(tiny_model, LONG, fault={"idle_spin": True} if name == "hf/e" else None)
+        for name in names
+    }
+    settings = SessionSettings(
+        rounds=2,
+        seed=3,
+        cores=two_cores,
+        timeout_s=120,
+        contention_limit=0.25,
+        design="interleaved",
+        pairs=[("hf/a", "hf/b"), ("hf/c", "hf/d"), ("hf/e", "hf/f")],
+        burst_tokens=4,
+    )
+    rows = run_session(specs, settings, tmp_path, progress=lambda message: None)
+    beside = [r for r in rows if r["arm"] not in ("hf/e", "hf/f") and r["concurrent_pairs"] == 2]
+    waiting = [r for r in beside if not any(o["arm"] == "hf/e" and o["round"] == r["round"]
+                                            and o["concurrent_pairs"] == 2 for o in rows)]  # fmt: skip
+    assert waiting, rows  # some group ran while hf/e waited
+    assert all(r["idle_engines_cpu_s"] == 0 for r in waiting), waiting
+    assert all(r["status"] == "ok" for r in waiting), waiting
+
+
 def _frame(design):
     rows = []
     for r in range(4):

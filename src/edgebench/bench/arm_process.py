@@ -14,6 +14,7 @@ import json
 import os
 import random
 import select
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ class ArmProcess:
     layer_kernels: str = ""  # what the loaded model's layers run, as the engine reported it
     asked_exit: bool = False
     pending: bytes = b""  # bytes read past the last complete line
+    paused: bool = False  # stopped (SIGSTOP) while other arms are measured
 
     @classmethod
     def start(cls, name: str, spec: EngineSpec, cores: list[int], workdir: Path) -> ArmProcess:
@@ -143,8 +145,25 @@ class ArmProcess:
             self.asked_exit = True
         return True
 
+    def pause(self) -> None:
+        """Stop every process of the engine (SIGSTOP): an idle engine's timers and polling threads
+        then take nothing from the samples that run meanwhile."""
+        self._signal_tree(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        if self.paused:
+            self._signal_tree(signal.SIGCONT)
+            self.paused = False
+
+    def _signal_tree(self, sig: int) -> None:
+        for pid in self.tree or [self.proc.pid]:
+            with contextlib.suppress(ProcessLookupError):  # the process ended meanwhile
+                os.kill(pid, sig)
+
     def stop(self) -> None:
         """Ask the engine to exit and wait; kill its tree if it cannot be asked or does not exit."""
+        self.resume()  # a stopped engine cannot read the request to exit
         reached = self.ask_exit()
         if self.proc.poll() is not None:
             return
@@ -160,6 +179,7 @@ def stop_all(arms: list[ArmProcess]) -> None:
     """Stop every engine, all shutting down at once (each takes seconds; a session that restarts
     its engines pays that every epoch)."""
     for arm in arms:
+        arm.resume()
         arm.ask_exit()
     for arm in arms:
         arm.stop()

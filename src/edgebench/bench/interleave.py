@@ -212,8 +212,24 @@ def pair_rows(run: PairRun, arms: dict, before: dict, t0: float, limit: float) -
     return out
 
 
+def park_others(arms: dict, active: set[str]) -> list[str]:
+    """Resume the group's engines and stop (SIGSTOP) every other live one while the group is
+    measured: an idle engine's own timers and polling threads (an idle vLLM engine wakes a dozen
+    threads for a few percent of a core) would otherwise run on a measured pair's core."""
+    for name, arm in arms.items():
+        if name in active:
+            arm.resume()
+        elif arm.alive and not arm.paused:
+            arm.pause()
+    return [name for name, arm in arms.items() if arm.paused]
+
+
 def measure_group(runs: list[PairRun], arms: dict, settings) -> dict[str, dict]:
-    """Pin each pair to its core, warm every arm up (uncounted), then drive the pairs' turns."""
+    """Pin each pair to its core, warm every arm up (uncounted), then drive the pairs' turns; the
+    engines of other pairs stay stopped meanwhile (what CPU they used is `idle_engines_cpu_s`)."""
+    active = {n for run in runs for n in run.pair}
+    park_others(arms, active)
+    idle_trees = [pid for name, arm in arms.items() if name not in active and arm.alive for pid in arm.tree]
     for run in runs:
         for name in run.pair:
             set_tree_affinity(arms[name].tree, [run.core])
@@ -226,13 +242,15 @@ def measure_group(runs: list[PairRun], arms: dict, settings) -> dict[str, dict]:
         "cpu": read_proc_stat(),
         "ticks": {n: tree_cpu_ticks(arms[n].proc.pid, arms[n].tree) for n in names},
         "waits": {n: tree_runqueue_wait_ns(arms[n].tree) for n in names},
+        "idle": tree_cpu_ticks(0, idle_trees),
     }
     t0 = time.perf_counter()
     drive(runs, arms, settings.timeout_s)
+    idle_cpu = (tree_cpu_ticks(0, idle_trees) - before["idle"]) / CLOCK_TICKS
     rows = {}
     for run in runs:
         rows.update(pair_rows(run, arms, before, t0, settings.contention_limit))
-    return rows
+    return {name: {**row, "idle_engines_cpu_s": idle_cpu} for name, row in rows.items()}
 
 
 def placed_runs(group: list[tuple[str, str]], settings, round_index: int) -> list[PairRun]:

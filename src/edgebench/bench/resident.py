@@ -27,6 +27,7 @@ import json
 import os
 import select
 import sys
+import threading
 import time
 
 from edgebench.bench.contract import EngineSpec
@@ -199,6 +200,11 @@ def serve(spec: EngineSpec, commands, replies) -> None:
     arm.close()
 
 
+def _spin() -> None:
+    while True:
+        time.perf_counter()
+
+
 def main(argv: list[str]) -> int:
     from edgebench.engines.base import apply_env
 
@@ -206,6 +212,8 @@ def main(argv: list[str]) -> int:
     with open(argv[0]) as handle:
         spec = EngineSpec.from_json(json.load(handle))
     spec.require_environment()
+    if (spec.fault or {}).get("idle_spin"):  # tests: a thread that burns CPU even while idle
+        threading.Thread(target=_spin, daemon=True).start()
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # library prints go to the log, never into the protocol
     serve(spec, sys.stdin, replies)
