@@ -80,6 +80,30 @@ def test_the_simulator_has_every_element_the_tasks_need(name):
     assert result["screen"] == SCREENS[name] and result["needed"] == []
 
 
+def airplane_mode_on(network_xml: str) -> str:
+    """The real network page as Android shows it after airplane mode is turned on with Wi-Fi off:
+    the switch checked, and the Internet row's summary Settings' "Airplane mode is on" (its rule:
+    no internet, airplane mode on, Wi-Fi not enabled)."""
+    switch = 'resource-id="android:id/switch_widget" class="android.widget.Switch"'
+    assert network_xml.count(switch) == 1 and network_xml.count('text="AndroidWifi"') == 1
+    on = network_xml.replace(switch + ' package="com.android.settings" content-desc="" checkable="true" '
+                             'checked="false"', switch + ' package="com.android.settings" content-desc="" '
+                             'checkable="true" checked="true"')  # fmt: skip
+    assert on != network_xml
+    return on.replace('text="AndroidWifi"', 'text="Airplane mode is on"')
+
+
+def test_the_network_page_with_airplane_mode_on_reads_as_the_simulators():
+    real = airplane_mode_on(read("settings_network_airplane_off.xml"))
+    elements = parse_hierarchy(real)
+    assert switch_state(elements, "Airplane mode") is True
+    result = compare(real)
+    assert result["screen"] == "network" and result["needed"] == []
+    # the Internet row's summary is on both screens, the same words
+    assert result["device_only"] == result["simulator_only"] == [], result
+    assert '[4] TextView "Airplane mode is on"' in format_elements(elements)  # under "Internet"
+
+
 def test_the_diff_command_reports_and_fails_on_a_needed_difference(tmp_path, capsys):
     assert main([str(REAL)]) == 0
     assert "0 difference(s) in elements the tasks need" in capsys.readouterr().out

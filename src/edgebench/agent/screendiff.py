@@ -18,6 +18,7 @@ from pathlib import Path
 
 from edgebench.agent.screens import alarms_on_screen, screen_name, switch_state
 from edgebench.agent.simulator import SimulatedDevice, app_of
+from edgebench.agent.simulator.settings import AIRPLANE_SUMMARY
 from edgebench.agent.state import DeviceState, wifi_value
 from edgebench.agent.uixml import Element, parse_hierarchy
 
@@ -69,8 +70,9 @@ def simulator_like(name: str, elements: list[Element]) -> SimulatedDevice:
     if airplane is not None:
         state.airplane_mode_on = airplane
     wifi = switch_state(elements, "Wi-Fi")
-    if wifi is None and name == "network":
-        wifi = _summary_after(elements, "Internet") not in ("Off", "Airplane mode")
+    if wifi is None and name == "network":  # the Internet row names the Wi-Fi network when it is on
+        internet = _summary_after(elements, "Internet")
+        wifi = internet not in (_summary_after(elements, "Calls & SMS"), AIRPLANE_SUMMARY)
     state.wifi_on = wifi_value(bool(wifi), state.airplane_mode_on)
     state.bluetooth_on = bool(switch_state(elements, "Use Bluetooth"))
     state.alarms = alarms_on_screen(elements) or []

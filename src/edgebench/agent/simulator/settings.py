@@ -13,6 +13,19 @@ from edgebench.agent.simulator.widgets import (
 )
 from edgebench.agent.state import WIFI_OFF, wifi_value
 
+# What the Network & internet page's Internet row reads, as Android's Settings decides it: the
+# Wi-Fi network while Wi-Fi is on; with Wi-Fi off, "Airplane mode is on" while airplane mode is on
+# (no internet, Wi-Fi not enabled), else the mobile carrier that carries the internet.
+WIFI_NETWORK = "AndroidWifi"
+CARRIER = "T-Mobile"
+AIRPLANE_SUMMARY = "Airplane mode is on"
+
+
+def internet_summary(wifi_enabled: bool, airplane_mode_on: bool) -> str:
+    if wifi_enabled:
+        return WIFI_NETWORK
+    return AIRPLANE_SUMMARY if airplane_mode_on else CARRIER
+
 
 class SettingsScreens:
     """Screens and actions of the Settings app, mixed into SimulatedDevice (which owns the state,
@@ -65,14 +78,12 @@ class SettingsScreens:
             self.state.wifi_on = wifi_value(True, False)
 
     def _screen_network(self) -> list[Widget]:
-        wifi = "Airplane mode" if self.state.airplane_mode_on and not self.state.wifi_enabled else "Off"
+        internet = internet_summary(self.state.wifi_enabled, self.state.airplane_mode_on)
         return [
             self._app_bar("Network & internet"),
-            settings_row(
-                "Internet", self._goto("internet"), "AndroidWifi" if self.state.wifi_enabled else wifi
-            ),
-            settings_row("Calls & SMS", self._goto("calls"), "T-Mobile"),
-            settings_row("SIMs", self._goto("sims"), "T-Mobile"),
+            settings_row("Internet", self._goto("internet"), internet),
+            settings_row("Calls & SMS", self._goto("calls"), CARRIER),
+            settings_row("SIMs", self._goto("sims"), CARRIER),
             settings_row("Airplane mode", self._set_airplane, switch=self.state.airplane_mode_on),
             settings_row("Hotspot & tethering", self._goto("hotspot"), "Off"),
             settings_row("Data Saver", self._goto("data_saver"), "Off"),
