@@ -83,11 +83,12 @@ def test_the_hf_decode_stream_runs_only_when_pulled(tiny_model):
 LONG = {"prefill_tokens": 32, "decode_tokens": 400, "max_model_len": 512}
 
 
-def _interleaved(tiny_model, tmp_path, cores, rounds=2, limit=1.0, bench=BENCH, faults=None):
-    faults = faults or {}
-    specs = {
-        name: hf_spec(tiny_model, bench, fault=faults.get(name)) for name in ("hf/a", "hf/b", "hf/c", "hf/d")
-    }
+TWO_PAIRS = [("hf/a", "hf/b"), ("hf/c", "hf/d")]
+
+
+def _interleaved(tiny_model, tmp_path, cores, rounds=2, limit=1.0, bench=BENCH, faults=None, pairs=None):
+    pairs, faults = pairs or TWO_PAIRS, faults or {}
+    specs = {name: hf_spec(tiny_model, bench, fault=faults.get(name)) for pair in pairs for name in pair}
     settings = SessionSettings(
         rounds=rounds,
         seed=3,
@@ -95,7 +96,7 @@ def _interleaved(tiny_model, tmp_path, cores, rounds=2, limit=1.0, bench=BENCH, 
         timeout_s=120,
         contention_limit=limit,
         design="interleaved",
-        pairs=[("hf/a", "hf/b"), ("hf/c", "hf/d")],
+        pairs=pairs,
         burst_tokens=4,
     )
     return run_session(specs, settings, tmp_path, progress=lambda message: None)
@@ -154,22 +155,10 @@ def test_an_engine_that_pins_itself_off_its_core_flags_its_pair_not_the_others(
 
 def test_engines_of_other_pairs_are_stopped_while_a_group_is_measured(tiny_model, tmp_path, two_cores):
     # hf/e burns CPU even while idle: the pairs measured while it waits must not see it
-    names = ("hf/a", "hf/b", "hf/c", "hf/d", "hf/e", "hf/f")
-    specs = {
-        name: hf_spec(tiny_model, LONG, fault={"idle_spin": True} if name == "hf/e" else None)
-        for name in names
-    }
-    settings = SessionSettings(
-        rounds=2,
-        seed=3,
-        cores=two_cores,
-        timeout_s=120,
-        contention_limit=0.25,
-        design="interleaved",
-        pairs=[("hf/a", "hf/b"), ("hf/c", "hf/d"), ("hf/e", "hf/f")],
-        burst_tokens=4,
-    )
-    rows = run_session(specs, settings, tmp_path, progress=lambda message: None)
+    pairs = [*TWO_PAIRS, ("hf/e", "hf/f")]
+    bench = {**LONG, "decode_tokens": 160}
+    faults = {"hf/e": {"idle_spin": True}}
+    rows = _interleaved(tiny_model, tmp_path, two_cores, limit=0.25, bench=bench, faults=faults, pairs=pairs)
     beside = [r for r in rows if r["arm"] not in ("hf/e", "hf/f") and r["concurrent_pairs"] == 2]
     waiting = [r for r in beside if not any(o["arm"] == "hf/e" and o["round"] == r["round"]
                                             and o["concurrent_pairs"] == 2 for o in rows)]  # fmt: skip
