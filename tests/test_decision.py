@@ -111,6 +111,22 @@ def test_when_no_build_fits_the_page_names_the_closest_and_what_it_misses():
     assert first.startswith("**No build fits.** Closest: `straddles`") and "kl_mean <= 0.1 not met" in first
 
 
+def test_a_build_only_undecided_is_closer_than_one_with_a_cell_not_measured():
+    # straddles: memory undecided, KL met under a looser bound; half: memory met, no warm rows
+    data = tables()
+    data["bench"] = pd.concat([data["bench"], pd.DataFrame(bench("half", [2000, 2010, 1990]))])
+    data["fidelity"] = pd.concat([data["fidelity"], pd.DataFrame([fidelity("half", 0.2, 0.01)])])
+    needs = {
+        "peak_rss_anon_mb": {"at_most": 3000},
+        "decode_tok_s": {"at_least": 15},
+        "kl_mean": {"at_most": 0.5},
+    }
+    first = decision_markdown(decision_frame(data, needs, ["half", "straddles"])).splitlines()[2]
+    # nothing is missed, only not yet shown: the page says so, and names the build more reps decide
+    assert first.startswith("**No build is shown to fit yet.** Closest: `straddles`"), first
+    assert "peak_rss_anon_mb <= 3000 undecided" in first and "more reps would decide it" in first
+
+
 def test_not_deployable_arms_get_a_section_of_their_own():
     frame = decision_frame(tables(), REQUIREMENTS, ["small"])
     others = decision_frame(tables(), REQUIREMENTS, ["straddles"])

@@ -190,12 +190,25 @@ def headline(frame: pd.DataFrame) -> list[str]:
             f"**Deploy `{best['arm']}`**: it meets every requirement with its whole interval, and is "
             f"the best of the {builds['arm'].nunique()} that fit on `{first}`, the budget's first line."
         ]
-    short = frame.assign(missed=frame["verdict"] == NOT_MET, short=frame["verdict"] != MET)
-    counts = short.groupby("arm", sort=False)[["short", "missed"]].sum()
-    closest = counts.sort_values(["short", "missed"], kind="stable").index[0]  # fewest requirements short
+    closest = closest_build(frame)
     rows = frame[(frame["arm"] == closest) & (frame["verdict"] != MET)]
     misses = "; ".join(f"{r['requirement']} {cell_text(r)}" for _, r in rows.iterrows())
+    if not (rows["verdict"] == NOT_MET).any():  # nothing missed, only not yet shown: measure more
+        return [f"**No build is shown to fit yet.** Closest: `{closest}`, still open on: {misses}."]
     return [f"**No build fits.** Closest: `{closest}`, which misses: {misses}."]
+
+
+def closest_build(frame: pd.DataFrame) -> str:
+    """The build nearest to fitting: fewest requirements missed or not measured (an undecided cell
+    straddles its bound, so more of the same measurement can still settle it), then fewest missed,
+    then fewest undecided."""
+    marks = frame.assign(
+        blocked=frame["verdict"].isin([NOT_MET, NOT_MEASURED]),
+        missed=frame["verdict"] == NOT_MET,
+        short=frame["verdict"] != MET,
+    )
+    counts = marks.groupby("arm", sort=False)[["blocked", "missed", "short"]].sum()
+    return counts.sort_values(["blocked", "missed", "short"], kind="stable").index[0]
 
 
 def decision_markdown(frame: pd.DataFrame, others: pd.DataFrame | None = None) -> str:
