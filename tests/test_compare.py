@@ -126,6 +126,36 @@ def test_validity_false_alarms_and_power_on_synthetic_calibration():
     assert not rows["busy"]["covers_effect"]
 
 
+def test_a_calibration_miss_beside_an_a_a_offset_says_so():
+    rng = np.random.default_rng(1)
+    base = 100 * np.exp(rng.normal(0, 0.03, 16))
+    # the twin's process runs 6% faster than the baseline's; the injected arm is read beside the
+    # baseline, so its 5% loss reads as about 11% and its interval misses 0.95
+    frame = pd.DataFrame(
+        samples("base", base)
+        + samples("twin", base * 1.06 * np.exp(rng.normal(0, 0.003, 16)))
+        + samples("sleep", base * 0.95 / 1.06 * np.exp(rng.normal(0, 0.003, 16)))
+    )
+    calibration = {
+        "baseline": "base",
+        "twin": "twin",
+        "injected": ["sleep"],
+        "metric": "decode_tok_s",
+        "block_rounds": 4,
+    }
+    rows = {r["arm"]: r for r in validity_rows(frame, calibration, GATES, {"sleep": 0.05})}
+    assert not rows["sleep"]["covers_effect"] and not rows["twin"]["covers_effect"]
+    reason = rows["sleep"]["miss_reason"]
+    assert reason.startswith("process offset: two processes of one build (base, twin) read "), reason
+    assert f"{rows['twin']['whole_session_ratio']:.3f}" in reason
+    assert rows["twin"]["whole_session_ratio"] == pytest.approx(1.06, abs=0.01)
+    # no offset between the twins: a miss stays unexplained rather than blamed on one
+    frame.loc[frame["arm"] == "twin", "decode_tok_s"] /= 1.06
+    rows = {r["arm"]: r for r in validity_rows(frame, calibration, GATES, {"sleep": 0.05})}
+    assert rows["twin"]["covers_effect"] and not rows["sleep"]["covers_effect"]
+    assert rows["sleep"]["miss_reason"] == ""
+
+
 def test_the_smallest_effect_detected_needs_every_kind_of_loss_of_that_size():
     def power(effect, rate, blocks=20):
         return {"check": "power", "effect": effect, "rate": rate, "blocks": blocks}
