@@ -417,9 +417,8 @@ def test_the_report_opens_on_the_decision_in_a_browser(study, report_html):
     start = lines.index("edgebench study ci-tiny")  # the first page's title, then its decision
     first_page = lines[start : start + 400]
     assert first_page[1] == "Decision"
-    assert first_page[2].startswith(("Deploy", "No build fits", "No build is shown to fit yet")), first_page[
-        :5
-    ]
+    headlines = ("Deploy", "No build fits", "No build is shown to fit yet")
+    assert first_page[2].startswith(headlines), first_page[:5]
     for arm in decision["arm"].unique():  # every row of the decision table is on the page
         assert arm in first_page, arm
     assert "How this study measured" in first_page and "Findings" in first_page

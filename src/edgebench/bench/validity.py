@@ -138,7 +138,8 @@ def validity_rows(
             }
         )
     smallest = smallest_detected(rows)
-    reason = offset_reason(rows[0]) if epochs == 1 else ""
+    twin = next(row for row in rows if row["check"] == "false_alarm")
+    reason = offset_reason(twin) if epochs == 1 else ""
     return [
         {**row, "smallest_effect_power90": smallest, "miss_reason": "" if row["covers_effect"] else reason}
         for row in rows
