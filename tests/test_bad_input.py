@@ -314,3 +314,11 @@ def test_study_and_overlay_paths_are_named_when_missing_a_folder_or_wrong(tmp_pa
 def test_a_bad_requirement_is_refused_naming_it(requirement, named):
     message = refused(lambda: validate_config({**GOOD, "requirements": requirement}))
     assert "requirements" in message and named in message, message
+
+
+def test_an_alternating_loss_without_a_loss_is_refused_naming_the_arm():
+    twin = set_at(GOOD, ("arms", "vllm/bf16-twin", "inject_alternate"), True)
+    message = refused(lambda: validate_config(twin))
+    assert "vllm/bf16-twin" in message and "inject_slowdown" in message
+    slow = set_at(GOOD, ("arms", "vllm/bf16-slow", "inject_alternate"), True)
+    assert validate_config(slow)["arms"]["vllm/bf16-slow"]["inject_alternate"] is True

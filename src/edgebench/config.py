@@ -201,6 +201,8 @@ def check_arms(config: dict) -> None:
             )
         if arm.get("w4a8_emulated"):
             check_emulated(name, arm)
+        if arm.get("inject_alternate") and not arm.get("inject_slowdown", 0) > 0:
+            raise ConfigError(f"config.arms.{name}.inject_alternate: true needs inject_slowdown > 0")
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
 

@@ -60,9 +60,16 @@ def design_section(config: dict, model: str) -> list[str]:
     calibration = config.get("calibration")
     if calibration:
         injected = ", ".join(f"``{a}``" for a in calibration["injected"])
+        alternating = [a for a in calibration["injected"] if config["arms"][a].get("inject_alternate")]
         lines.append(
             f"- Calibration in this study: the A/A twin ``{calibration['twin']}`` and injected "
-            f"losses {injected}, in blocks of {calibration['block_rounds']} rounds."
+            f"losses {injected}, in blocks of {calibration['block_rounds']} rounds"
+            + (
+                f"; {', '.join(f'``{a}``' for a in alternating)} turn their loss on and off by "
+                "round and are read against their own rounds without it."
+                if alternating
+                else "."
+            )
         )
     else:
         lines.append("- No gate calibration in this study (config section ``calibration``).")

@@ -98,6 +98,25 @@ def paired_estimate(log_ratios: np.ndarray, level: float = 0.95) -> PairedEstima
     return PairedEstimate(n, math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd, se)
 
 
+def contrast_estimate(first: np.ndarray, second: np.ndarray, level: float = 0.95) -> PairedEstimate:
+    """exp(mean(first) - mean(second)) of two groups of log ratios with Welch's t-interval (no
+    equal-variance assumption); n counts both groups, sd_log is their pooled within-group SD."""
+    a = np.asarray(first, dtype=float)
+    b = np.asarray(second, dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if len(a) < 2 or len(b) < 2:
+        mean = float(a.mean() - b.mean()) if len(a) and len(b) else math.nan
+        return PairedEstimate(len(a) + len(b), math.exp(mean), math.nan, math.nan, math.nan, math.nan)
+    result = scipy_stats.ttest_ind(a, b, equal_var=False)
+    low, high = result.confidence_interval(level)
+    mean = float(a.mean() - b.mean())
+    pooled = ((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1)) / (len(a) + len(b) - 2)
+    se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    return PairedEstimate(
+        len(a) + len(b), math.exp(mean), math.exp(low), math.exp(high), math.sqrt(pooled), se
+    )
+
+
 def minimum_detectable_effect(sd_log: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
     """Smallest relative slowdown a one-sided paired t-test at `alpha` catches with `power` in n
     pairs, given the per-pair log-ratio SD: 1 - exp(-(t_{1-a} + t_{power}) * sd / sqrt(n))."""

@@ -53,6 +53,7 @@ WARM_COLUMNS = (
     "runqueue_wait_s",
     "steal_s",
     "idle_engines_cpu_s",
+    "injected",  # an inject_alternate calibration arm: its loss was on in this sample (else empty)
     "prefill_s",
     "decode_s",
     "window_s",

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+from edgebench.bench.alternation import injection_on
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.prompts import synthetic_prompt
 
@@ -58,6 +59,8 @@ class ResidentArm:
         # tests: re-apply the mask this process started with before every sample, as OpenVINO's
         # thread pool does to the threads it runs
         self.start_mask = os.sched_getaffinity(0) if (spec.fault or {}).get("repin") else None
+        # calibration: the injected loss on in some rounds only (edgebench.bench.alternation)
+        self.alternate = bool(spec.options.get("inject_alternate"))
         self.stream = None  # the interleaved design's open decode stream
         self.streamed = 0
         self.engine = make_engine(spec.engine)
@@ -77,6 +80,7 @@ class ResidentArm:
         both arms ran."""
         if self.crash_at is not None and index == self.crash_at:
             os.abort()  # as an engine segfault would end the process
+        injected = self.set_injection(index)
         start = time.time()
         prompt = synthetic_prompt(self.prefill_tokens, self.vocab, seed=100_000 + index)
         prefill_s = _timed(self.engine.generate, prompt, 1)
@@ -91,7 +95,17 @@ class ResidentArm:
             "prefill_tok_s": self.prefill_tokens / prefill_s,
             "decode_tok_s": (len(stamps) - 1) / max(decode_s, 1e-9),
             "decode_stamps": stamps,
+            **injected,
         }
+
+    def set_injection(self, index: int) -> dict:
+        """Turn the injected loss on or off for sample `index` (an `inject_alternate` arm); what
+        the row records about it (nothing for other arms)."""
+        if not self.alternate:
+            return {}
+        on = injection_on(index)
+        self.engine.inject_slowdown(on)
+        return {"injected": on}
 
     def hold(self, commands) -> list[list[float]]:
         """Repeat the sample's decode, uncounted, until a line arrives on `commands` (not read
@@ -119,6 +133,7 @@ class ResidentArm:
             os.sched_setaffinity(0, self.start_mask)
         if self.stream is not None:  # a stream left open by a partner's failure
             self.stream.close()
+        injected = self.set_injection(index)
         start = time.time()
         prompt = synthetic_prompt(self.prefill_tokens, self.vocab, seed=100_000 + index)
         prefill_s = _timed(self.engine.generate, prompt, 1)
@@ -128,6 +143,7 @@ class ResidentArm:
             "sample_start": start,
             "prefill_s": prefill_s,
             "prefill_tok_s": self.prefill_tokens / prefill_s,
+            **injected,
         }
 
     def burst(self, tokens: int) -> dict:

@@ -8,7 +8,9 @@ least as sensitive). Each engine process has a fixed speed offset of its own (th
 `edgebench.bench.pilot`, measures its size). Blocks that share their processes do not resample
 it, so their rates would describe one draw of the twins; with `bench.restart_rounds` equal to
 `block_rounds` every block runs on fresh engines, and the whole-session interval is taken over the
-epochs' means.
+epochs' means. An injected arm that alternates its loss by round (`inject_alternate`,
+edgebench.bench.alternation) is read instead as its rounds with the loss over its rounds without
+it, both beside the same reference: one process on both sides, so its offset cancels.
 """
 
 from __future__ import annotations
@@ -16,8 +18,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from edgebench.bench.alternation import injection_rounds
 from edgebench.bench.compare import aligned_pairs, is_duet, paired_log_ratios, swapped
-from edgebench.stats import PairedEstimate, gate_outcome, paired_estimate, sequential_paired, wilson_interval
+from edgebench.stats import (
+    PairedEstimate,
+    contrast_estimate,
+    gate_outcome,
+    paired_estimate,
+    sequential_paired,
+    wilson_interval,
+)
 
 
 def blocks_of(rounds: list[int], block_rounds: int) -> list[list[int]]:
@@ -97,6 +107,41 @@ def reference_partner(frame: pd.DataFrame, calibration: dict, arm: str) -> str:
     return calibration["baseline"]
 
 
+def alternated_estimates(frame: pd.DataFrame, name: str, baseline: str, arm: str, rounds: tuple) -> dict:
+    """An `inject_alternate` arm: its rounds with the loss against its rounds without it, each
+    beside the same reference, so one process is on both sides and its own offset cancels."""
+    on, off = (frame[frame["round"].isin(part)] for part in rounds)
+    whole = contrast_estimate(
+        paired_log_ratios(on, name, baseline, arm), paired_log_ratios(off, name, baseline, arm)
+    )
+    return {
+        "whole": whole,
+        "paired_sd": whole.sd_log,
+        "cpu": cpu_ratio(on, baseline, arm) / cpu_ratio(off, baseline, arm),
+        "gated": on,  # the gate reads the arm as the study would: with its loss
+        "estimate": f"{arm}'s rounds with the loss over its rounds without it, each beside {baseline}; "
+        "Welch 95% interval",
+    }
+
+
+def check_estimates(frame: pd.DataFrame, name: str, baseline: str, arm: str, epochs: int) -> dict:
+    """The whole-session estimate of one check, its paired SD, CPU ratio and the rows its gate
+    blocks read."""
+    rounds = injection_rounds(frame, arm)
+    if rounds is not None:
+        return alternated_estimates(frame, name, baseline, arm, rounds)
+    whole, paired_sd = session_estimates(frame, name, baseline, arm, epochs)
+    return {
+        "whole": whole,
+        "paired_sd": paired_sd,
+        "cpu": cpu_ratio(frame, baseline, arm),
+        "gated": frame,
+        "estimate": f"{arm} beside {baseline}"
+        + (", over process epochs' means" if epochs > 1 else "")
+        + "; Student-t 95% interval",
+    }
+
+
 def validity_rows(
     frame: pd.DataFrame, calibration: dict, gates: dict, effects: dict[str, float]
 ) -> list[dict]:
@@ -111,8 +156,8 @@ def validity_rows(
         base = (
             calibration["baseline"] if kind == "false_alarm" else reference_partner(frame, calibration, arm)
         )
-        outcomes = block_outcomes(frame, base, arm, name, block_rounds, gates)
-        whole, paired_sd = session_estimates(frame, name, base, arm, epochs)
+        found = check_estimates(frame, name, base, arm, epochs)
+        whole = found["whole"]
         rows.append(
             {
                 "check": kind,
@@ -121,7 +166,7 @@ def validity_rows(
                 "metric": name,
                 "effect": effect,
                 "block_rounds": block_rounds,
-                **rate_fields(outcomes),
+                **rate_fields(block_outcomes(found["gated"], base, arm, name, block_rounds, gates)),
                 "tolerance": float(gates["tolerance"]),
                 "whole_session_rounds": whole.n,  # paired values, or epochs when engines restarted
                 "epochs": epochs,
@@ -130,10 +175,11 @@ def validity_rows(
                 "whole_session_ci_high": whole.ci_high,
                 "measured_effect": 1 - whole.ratio,
                 "sd_log": whole.sd_log,
-                "paired_sd": paired_sd,
-                "cpu_s_ratio": cpu_ratio(frame, base, arm),
+                "paired_sd": found["paired_sd"],
+                "cpu_s_ratio": found["cpu"],
                 # the light calibration: the whole session's interval holds the injected loss
                 "covers_effect": bool(whole.ci_low <= 1 - effect <= whole.ci_high),
+                "whole_session_estimate": found["estimate"],
                 "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval",
             }
         )
@@ -141,9 +187,16 @@ def validity_rows(
     twin = next(row for row in rows if row["check"] == "false_alarm")
     reason = offset_reason(twin) if epochs == 1 else ""
     return [
-        {**row, "smallest_effect_power90": smallest, "miss_reason": "" if row["covers_effect"] else reason}
-        for row in rows
+        {**row, "smallest_effect_power90": smallest, "miss_reason": miss_reason(row, reason)} for row in rows
     ]
+
+
+def miss_reason(row: dict, offset: str) -> str:
+    """Why a row's interval misses its effect, where that is known: a process offset explains
+    a miss against another process, never one read within the arm's own process."""
+    if row["covers_effect"] or row["whole_session_estimate"].startswith(f"{row['arm']}'s rounds"):
+        return ""
+    return offset
 
 
 def offset_reason(twin: dict) -> str:

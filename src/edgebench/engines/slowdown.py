@@ -8,6 +8,10 @@ interleaved pair, the partner's turn; a new request's prefill) and counts as a t
 instead: stretching the wait as well read a 5% loss as 10% with 4-token turns. Two kinds: `sleep`
 (the core idles; invisible in CPU time; late wake-ups paid back on the next sleeps) and `busy`
 (a spin on the clock; it shows in CPU-time metrics as well). Imports, load and memory stay the same.
+
+With `EDGEBENCH_INJECT_PER_REQUEST=1` only requests whose sampling parameters carry
+`extra_args={"edgebench_inject": True}` are slowed: the resident arm turns the loss on and off
+by round, so one process is measured with and without it and its own speed offset cancels.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from vllm.v1.sample.logits_processor import LogitsProcessor
 
 LOSS_ENV = "EDGEBENCH_INJECT_SLOWDOWN"
 KIND_ENV = "EDGEBENCH_INJECT_KIND"
+PER_REQUEST_ENV = "EDGEBENCH_INJECT_PER_REQUEST"
+REQUEST_FLAG = "edgebench_inject"  # the key in SamplingParams.extra_args
 KINDS = ("sleep", "busy")
 MAX_STEP_S = 2.0  # a longer gap is idle time between requests, not a step
 
@@ -65,6 +71,8 @@ class InjectedSlowdown(LogitsProcessor):
         self.wait = CompensatedSleep() if kind == "sleep" else busy_wait
         self.last_end: float | None = None
         self.periods: collections.deque[float] = collections.deque(maxlen=16)
+        self.per_request = os.environ.get(PER_REQUEST_ENV) == "1"
+        self.flagged: set[int] = set()  # batch indices of requests that asked for the loss
 
     @classmethod
     def validate_params(cls, sampling_params) -> None:
@@ -74,14 +82,36 @@ class InjectedSlowdown(LogitsProcessor):
         return False  # must run under greedy decoding too
 
     def update_state(self, batch_update) -> None:
-        return None
+        if batch_update is not None and self.per_request:
+            self.flagged = flagged_indices(self.flagged, batch_update)
+
+    def active(self) -> bool:
+        return self.factor > 0 and (not self.per_request or bool(self.flagged))
 
     def apply(self, logits):
         now = time.perf_counter()
-        if self.factor > 0 and self.last_end is not None and 0 < now - self.last_end < MAX_STEP_S:
+        if self.active() and self.last_end is not None and 0 < now - self.last_end < MAX_STEP_S:
             self.wait(self.factor * own_period(now - self.last_end, self.periods))
         self.last_end = time.perf_counter()
         return logits
+
+
+def flagged_indices(flagged: set[int], batch_update) -> set[int]:
+    """The batch indices of flagged requests after vLLM's update: removed first, then added
+    (an added request may take a removed one's index), then moved (swapped or moved one way)."""
+    flagged = set(flagged) - set(batch_update.removed)
+    for index, params, *_ in batch_update.added:
+        flagged.discard(index)
+        if (getattr(params, "extra_args", None) or {}).get(REQUEST_FLAG):
+            flagged.add(index)
+    for source, target, direction in batch_update.moved:
+        had_source, had_target = source in flagged, target in flagged
+        flagged -= {source, target}
+        if had_source:
+            flagged.add(target)
+        if had_target and getattr(direction, "name", "") == "SWAP":
+            flagged.add(source)
+    return flagged
 
 
 IDLE_RATIO = 1.5  # a period this much longer than the recent median held an idle wait

@@ -33,6 +33,7 @@ def vllm_env(arm: dict) -> dict[str, str]:
     if arm.get("inject_slowdown", 0) > 0:
         env["EDGEBENCH_INJECT_SLOWDOWN"] = str(arm["inject_slowdown"])
         env["EDGEBENCH_INJECT_KIND"] = str(arm.get("inject_kind", "sleep"))
+        env["EDGEBENCH_INJECT_PER_REQUEST"] = "1" if arm.get("inject_alternate") else "0"
     return env
 
 
@@ -80,6 +81,14 @@ class VllmEngine:
         self.llm = None
         self.kernel = ""
         self.requests = 0  # ids of the requests generate_stamped adds itself
+        self.request_args: dict | None = None  # SamplingParams.extra_args of timed requests
+
+    def inject_slowdown(self, on: bool) -> None:
+        """Whether the next timed requests carry the injected loss (an arm with
+        `inject_alternate`: its logits processor slows only requests that ask for it)."""
+        from edgebench.engines.slowdown import REQUEST_FLAG
+
+        self.request_args = {REQUEST_FLAG: bool(on)}
 
     def import_engine(self) -> None:
         from vllm import LLM, SamplingParams  # noqa: F401
@@ -138,7 +147,9 @@ class VllmEngine:
         from vllm.inputs import TokensPrompt
 
         # ignore_eos already generates max_tokens; min_tokens would add a per-step logits mask
-        params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
+        params = SamplingParams(
+            temperature=0.0, max_tokens=max_tokens, ignore_eos=True, extra_args=self.request_args
+        )
         outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids)], params, use_tqdm=False)
         return list(outputs[0].outputs[0].token_ids)
 
@@ -159,7 +170,11 @@ class VllmEngine:
         from vllm.sampling_params import RequestOutputKind
 
         params = SamplingParams(
-            temperature=0.0, max_tokens=max_tokens, ignore_eos=True, output_kind=RequestOutputKind.DELTA
+            temperature=0.0,
+            max_tokens=max_tokens,
+            ignore_eos=True,
+            output_kind=RequestOutputKind.DELTA,
+            extra_args=self.request_args,
         )
         engine = self.llm.llm_engine
         self.requests += 1
