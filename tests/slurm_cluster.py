@@ -119,7 +119,9 @@ def slurm_cluster(root: Path):
         )
 
         def idle() -> bool:
-            out = subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True).stdout
+            out = subprocess.run(
+                ["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True, timeout=30
+            ).stdout
             return "idle" in out
 
         _wait(idle, 90, "the SLURM node")

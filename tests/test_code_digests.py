@@ -244,39 +244,53 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
     from edgebench.codeclosure import config_sections_read
 
     pairs, rules, graph = stand_in_study
-    checkout, workdir = pairs[0]
+    checkout = pairs[0][0]
     scripts = rule_scripts(checkout)
     for script in scripts.values():  # config reaches a script only through its params
         assert not re.search(r"\b(sm|snakemake)\.config\b", script.read_text()), script.name
-    path = workdir / "config" / "config.yaml"
-    original = path.read_text()
-    config = yaml.safe_load(original)
+    config = yaml.safe_load((pairs[0][1] / "config" / "config.yaml").read_text())
     blocks = rule_blocks(checkout)
     helpers = helper_sections(checkout, config)
-    checked = []
-    for section in [s for s in config if s not in ("roadmap", "retractions")]:
-        changed = _config_edit(config, section)
-        if changed is None:
-            continue
-        path.write_text(yaml.safe_dump(changed, sort_keys=False))  # key order as written
-        try:
-            out = snakemake(checkout, workdir, "--dry-run")
-        finally:
-            path.write_text(original)
-        # the rules whose code reads the section (run_id: every rule stamps it) ...
-        reads = {
+    edits = [
+        (section, changed)
+        for section in config
+        if section not in ("roadmap", "retractions")
+        and (changed := _config_edit(config, section)) is not None
+    ]
+    # the rules whose code reads each section (run_id: every rule stamps it), read before the
+    # threads (ast.parse is not thread-safe) ...
+    reads = {
+        section: {
             r
             for r in rules
             if r in scripts
             and (section == "run_id" or section in config_sections_read(str(scripts[r]), tuple(config)))
         }
+        for section, _ in edits
+    }
+    locks = [threading.Lock() for _ in pairs]
+
+    def dry_run(job):
+        index, (section, changed) = job
+        _, workdir = pairs[index % len(pairs)]
+        path = workdir / "config" / "config.yaml"
+        with locks[index % len(pairs)]:  # one edit at a time per study folder
+            original = path.read_text()
+            path.write_text(yaml.safe_dump(changed, sort_keys=False))  # key order as written
+            try:
+                return section, snakemake(pairs[index % len(pairs)][0], workdir, "--dry-run")
+            finally:
+                path.write_text(original)
+
+    with ThreadPoolExecutor(len(pairs)) as pool:
+        outs = list(pool.map(dry_run, enumerate(edits)))
+    for section, out in outs:
         # ... and those whose Snakefile params name it, directly or through a helper of common.smk
         declared = {r for r in rules if section in declared_sections(blocks.get(r, ""), helpers)}
         direct = directly_rerun(out)
-        assert direct <= reads | declared, (section, sorted(direct - reads - declared))
-        assert reads <= rerun(out) <= descendants(graph, reads | declared), (
+        assert direct <= reads[section] | declared, (section, sorted(direct - reads[section] - declared))
+        assert reads[section] <= rerun(out) <= descendants(graph, reads[section] | declared), (
             section,
-            sorted(reads - rerun(out)),
+            sorted(reads[section] - rerun(out)),
         )
-        checked.append(section)
-    assert {"bench", "arms", "model", "run_id", "gates"} <= set(checked)
+    assert {"bench", "arms", "model", "run_id", "gates"} <= {section for section, _ in outs}

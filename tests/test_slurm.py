@@ -40,6 +40,8 @@ def run_through_sbatch(tmp_path, workdir) -> tuple[subprocess.CompletedProcess, 
                 str(ROOT / "profiles" / "slurm"),
                 "--slurm-init-seconds-before-status-checks",
                 "1",
+                "--seconds-between-status-checks",
+                "2",  # a test cluster answers at once; the default 10 s adds up over serial reps
                 "results/tables/bench.parquet",
             ],
             env=env,
@@ -51,41 +53,47 @@ def run_through_sbatch(tmp_path, workdir) -> tuple[subprocess.CompletedProcess, 
     return run, completed
 
 
-def test_study_runs_through_sbatch_with_the_slurm_profile(tmp_path):
-    workdir = tmp_path / "study"
-    shutil.copytree(ROOT / ".test" / "kill" / "config", workdir / "config")
-    run, completed = run_through_sbatch(tmp_path, workdir)
-    assert run.returncode == 0, run.stderr[-4000:]
-    # every job went through sbatch: the reference build, six reps and the join
-    jobs = re.findall(r"JobId=(\d+) .*?JobState=(\w+)", completed)
-    assert len(jobs) >= 8 and all(state == "COMPLETED" for _, state in jobs), completed[-2000:]
-    bench = pd.read_parquet(workdir / "results" / "tables" / "bench.parquet")
-    assert list(bench.columns[: len(TABLE_COLUMNS["bench"])]) == list(TABLE_COLUMNS["bench"])
-    # a rep the guard marks contended still measured (CI machines are shared); failed is the bug
-    healthy = bench[bench["arm"] == "hf/bf16"]
-    assert healthy["status"].isin(["ok", "contended"]).all(), healthy[["status", "error"]].to_string()
-    assert (healthy["ready_s"] > 0).all()
-    assert (bench.loc[(bench["arm"] == "hf/bf16-crash") & (bench["round"] == 1), "status"] == "failed").all()
-
-
-def test_an_arm_in_its_own_environment_runs_through_sbatch(tmp_path):
-    """The environment is created by a cluster job in the shared results folder, and the arm's reps,
-    other cluster jobs, run under its interpreter."""
+@pytest.fixture(scope="module")
+def sbatch_study(tmp_path_factory):
+    """One study through sbatch for every test here: an arm in an environment of its own (created
+    by a cluster job in the shared results folder, its reps run under its interpreter) and an arm
+    in the main environment whose second rep crashes."""
+    tmp_path = tmp_path_factory.mktemp("sbatch")
     workdir = tmp_path / "study"
     shutil.copytree(ROOT / ".test" / "kill" / "config", workdir / "config")
     config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
     pins = [f"{name}=={importlib.metadata.version(name)}" for name in ("torch", "transformers")]
     config["environments"] = {"pinned": {"requirements": pins}}
-    config["arms"] = {"hf/bf16-env": {**config["arms"]["hf/bf16"], "env": "pinned"}}
-    config["bench"].pop("faults")
+    config["arms"]["hf/bf16-env"] = {**config["arms"].pop("hf/bf16"), "env": "pinned"}
+    config["bench"]["rounds"] = 2  # the crash is in rep 1
     config["gates"]["baseline"] = "hf/bf16-env"
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     run, completed = run_through_sbatch(tmp_path, workdir)
     assert run.returncode == 0, run.stderr[-4000:]
-    jobs = re.findall(r"JobId=(\d+) .*?JobState=(\w+)", completed)  # environment, model, 3 reps, join
-    assert len(jobs) >= 6 and all(state == "COMPLETED" for _, state in jobs), completed[-2000:]
+    return workdir, completed
+
+
+def test_study_runs_through_sbatch_with_the_slurm_profile(sbatch_study):
+    workdir, completed = sbatch_study
+    # every job went through sbatch: the environment, the reference build, four reps and the join
+    jobs = re.findall(r"JobId=(\d+) .*?JobState=(\w+)", completed)
+    assert len(jobs) >= 7 and all(state == "COMPLETED" for _, state in jobs), completed[-2000:]
+    bench = pd.read_parquet(workdir / "results" / "tables" / "bench.parquet")
+    assert list(bench.columns[: len(TABLE_COLUMNS["bench"])]) == list(TABLE_COLUMNS["bench"])
+    crash = bench[bench["arm"] == "hf/bf16-crash"].set_index("round")
+    # a rep the guard marks contended still measured (CI machines are shared); failed is the bug
+    assert crash.loc[0, "status"] in ("ok", "contended") and crash.loc[0, "ready_s"] > 0
+    assert crash.loc[1, "status"] == "failed", crash.to_dict()
+
+
+def test_an_arm_in_its_own_environment_runs_through_sbatch(sbatch_study):
+    workdir, _ = sbatch_study
     records = list((workdir / "results" / "envs").glob("*/environment.json"))
     assert len(records) == 1
     bench = pd.read_parquet(workdir / "results" / "tables" / "bench.parquet")
-    assert (bench["environment"] == records[0].parent.name).all()
-    assert bench["status"].isin(["ok", "contended"]).all(), bench[["status", "error"]].to_string()
+    own = bench[bench["arm"] == "hf/bf16-env"]
+    assert len(own) == 2 and (own["environment"] == records[0].parent.name).all()
+    assert own["status"].isin(["ok", "contended"]).all(), own[["status", "error"]].to_string()
+    assert (own["ready_s"] > 0).all()
+    main = bench[bench["arm"] == "hf/bf16-crash"]
+    assert (main["environment"] != records[0].parent.name).all()

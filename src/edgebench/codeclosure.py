@@ -38,10 +38,32 @@ def module_name(path: Path, package: Path = PACKAGE) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_names(path: Path, package: Path = PACKAGE) -> set[str]:
+def version_of(path: Path) -> tuple[int, int]:
+    """What tells one state of a file from another (an edit changes its mtime or size)."""
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+@cache
+def _parsed(path: Path, version: tuple[int, int]) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def parsed(path: Path) -> ast.Module:
+    """The file's syntax tree, parsed once per state of the file: a Snakefile parse reads each
+    module for dozens of rules' closures (unparsed each time, a dry run took several seconds)."""
+    return _parsed(path, version_of(path))
+
+
+def imported_names(path: Path, package: Path = PACKAGE) -> frozenset[str]:
     """Every module name the file may load: import statements (`from a import b` may be a.b), and
     dotted names in strings that start processes or name classes (`-m edgebench.bench.worker`)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return _imported_names(path, package, version_of(path))
+
+
+@cache
+def _imported_names(path: Path, package: Path, version: tuple[int, int]) -> frozenset[str]:
+    tree = parsed(path)
     inside = path.is_relative_to(package)
     here = module_name(path, package).split(".") if inside else []
     if inside and path.name != "__init__.py":
@@ -64,7 +86,7 @@ def imported_names(path: Path, package: Path = PACKAGE) -> set[str]:
                 module = node.module or ""
             names.add(module)
             names.update(f"{module}.{alias.name}" for alias in node.names)
-    return names
+    return frozenset(names)
 
 
 def reads_package_data(path: Path) -> bool:
@@ -110,11 +132,16 @@ def _is_config(node: ast.AST) -> bool:
     )
 
 
-def config_keys_read(path: Path) -> set[str]:
+def config_keys_read(path: Path) -> frozenset[str]:
     """String keys the file reads from something named `config`: `config["bench"]`,
     `config.get("agent")`, `snakemake.config["arms"]`."""
+    return _config_keys_read(path, version_of(path))
+
+
+@cache
+def _config_keys_read(path: Path, version: tuple[int, int]) -> frozenset[str]:
     keys: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Subscript) and _is_config(node.value):
             key = node.slice
         elif (
@@ -129,7 +156,7 @@ def config_keys_read(path: Path) -> set[str]:
             continue
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             keys.add(key.value)
-    return keys
+    return frozenset(keys)
 
 
 @cache
