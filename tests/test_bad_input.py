@@ -161,7 +161,7 @@ def test_the_workflow_refuses_bad_input_before_touching_results(tmp_path, case):
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile"),
          "--directory", str(workdir), "--cores", "1", *extra],
-        capture_output=True, text=True, env={**os.environ},
+        capture_output=True, text=True, env={**os.environ}, timeout=600,
     )  # fmt: skip
     assert run.returncode != 0
     expected = {

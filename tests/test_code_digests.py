@@ -32,7 +32,7 @@ def snakemake(checkout: Path, workdir: Path, *extra: str) -> str:
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(checkout / "workflow" / "Snakefile"),
          "--directory", str(workdir), "--cores", "1", *extra],
-        capture_output=True, text=True, check=True, env=env,
+        capture_output=True, text=True, check=True, env=env, timeout=600,
     )  # fmt: skip
     return run.stdout + run.stderr
 

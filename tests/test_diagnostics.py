@@ -244,3 +244,14 @@ def test_stamp_keeps_measured_columns_such_as_a_kernels_threads():
         threads=2,
     )
     assert frame.loc[0, "threads"] == 1 and frame.loc[0, "run_id"] == "t" and frame.loc[0, "git_commit"]
+
+
+def test_baselines_run_together_and_a_module_that_fails_to_import_is_named(capfd):
+    from edgebench.diagnostics.ledger import baseline_rss_anon_mbs
+
+    plain, with_numpy, broken = baseline_rss_anon_mbs(
+        [["json"], ["json", "numpy"], ["edgebench.no_such_module"]]
+    )
+    assert 0 < plain < with_numpy and broken > 0  # numpy's arrays and tables are anonymous memory
+    err = capfd.readouterr().err
+    assert "baseline: edgebench.no_such_module not imported: ModuleNotFoundError" in err

@@ -110,7 +110,7 @@ def test_the_workflow_builds_the_reference_of_a_model_on_disk(checkpoint, tmp_pa
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "workflow" / "Snakefile"),
          "--directory", str(workdir), "--cores", "2", "--config", f"model={path}", "--", target],
-        capture_output=True, text=True, env={**os.environ},
+        capture_output=True, text=True, env={**os.environ}, timeout=1200,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     record = json.loads((workdir / target).read_text())

@@ -45,8 +45,8 @@ def test_sigkill_mid_benchmark_keeps_finished_reps_and_reruns_the_interrupted_on
     assert not (tmp_path / TARGET).exists()
 
     unlock = [*SNAKEMAKE, "--directory", str(tmp_path), "--cores", "1", "--unlock"]
-    subprocess.run(unlock, check=True, capture_output=True)
-    rerun = subprocess.run(run, capture_output=True, text=True)
+    subprocess.run(unlock, check=True, capture_output=True, timeout=300)
+    rerun = subprocess.run(run, capture_output=True, text=True, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     after = reps(tmp_path)
     assert all(after[path] == mtime for path, mtime in kept.items()), "a finished rep was recomputed"

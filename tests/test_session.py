@@ -146,15 +146,40 @@ def duet_model(tmp_path_factory):
     return out
 
 
-def _duet(model_dir, tmp_path, rounds, cores):
+FAST_S = 1.5  # the faster arm's decode alone: 150 clock ticks, three times the 0.5 s the tests need
+
+
+@pytest.fixture(scope="module")
+def duet_tokens(duet_model) -> tuple[int, int]:
+    """Decode lengths from this CPU's measured step time: the faster arm decodes for about
+    FAST_S seconds, the slower one 2.5 times as many tokens (capped where the context ends)."""
+    import torch
+
+    from edgebench.engines.hf_engine import HfEngine
+
+    threads = torch.get_num_threads()  # the engine sets this process's; later tests keep theirs
+    engine = HfEngine()
+    engine.load(str(duet_model), {"threads": 1}, 2048)
+    prompt = list(range(1, 17))
+    engine.generate(prompt, 8)  # warm-up
+    stamps = engine.generate_stamped(prompt, 65)
+    engine.close()
+    torch.set_num_threads(threads)
+    step_s = (stamps[-1] - stamps[0]) / 64
+    fast = min(600, max(64, math.ceil(FAST_S / step_s)))
+    return fast, min(1600, math.ceil(2.5 * fast))
+
+
+def _duet(model_dir, tmp_path, rounds, cores, tokens):
     # samples long enough that one 10 ms clock tick of foreign time is a small share of them (the
-    # faster arm's one second is 100 ticks); the limit sits between what the old guard charged the
-    # faster arm (most of its partner's extra time) and what an arm's own interval holds under a
+    # faster arm's second and more is 100 ticks); the limit sits between what the old guard charged
+    # the faster arm (most of its partner's extra time) and what an arm's own interval holds under a
     # low-priority loop (a few percent)
     long = {**BENCH, "max_model_len": 2048}
+    fast, slow = tokens
     specs = {
-        "hf/fast": hf_spec(model_dir, {**long, "decode_tokens": 600}),
-        "hf/slow": hf_spec(model_dir, {**long, "prefill_tokens": 128, "decode_tokens": 1600}),
+        "hf/fast": hf_spec(model_dir, {**long, "decode_tokens": fast}),
+        "hf/slow": hf_spec(model_dir, {**long, "prefill_tokens": 128, "decode_tokens": slow}),
     }
     settings = SessionSettings(
         rounds=rounds,
@@ -168,12 +193,14 @@ def _duet(model_dir, tmp_path, rounds, cores):
     return run_session(specs, settings, tmp_path, progress=lambda message: None)
 
 
-def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(duet_model, tmp_path, two_cores):
+def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(
+    duet_model, duet_tokens, tmp_path, two_cores
+):
     """A low-priority busy loop on every core takes what an arm leaves idle; the arm that finishes
     first must not be charged for the time its partner still runs."""
     require_idle(two_cores)  # another process's ordinary-priority load would rightly flag the arm
     with hogging([[core] for core in two_cores]):
-        rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores)
+        rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores, tokens=duet_tokens)
     skip_if_still_busy(any(r["status"] != "ok" for r in rows), two_cores)
     fast = [r for r in rows if r["arm"] == "hf/fast"]
     slow = [r for r in rows if r["arm"] == "hf/slow"]
@@ -182,11 +209,13 @@ def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(duet_mod
     assert [r["status"] for r in fast] == [r["status"] for r in slow] == ["ok", "ok"], rows
 
 
-def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(duet_model, tmp_path, two_cores):
+def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(
+    duet_model, duet_tokens, tmp_path, two_cores
+):
     loaded, other = two_cores
     require_idle([other])  # the arm on the other core is the control: nothing else may load it
     with hogging([[loaded]], low_priority=False):
-        rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores)
+        rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores, tokens=duet_tokens)
     on_loaded = [r for r in rows if r["core"] == loaded]
     on_other = [r for r in rows if r["core"] == other]
     skip_if_still_busy(any(r["status"] != "ok" for r in on_other), [other])
@@ -262,7 +291,12 @@ def test_a_single_thread_engine_starts_with_one_openmp_thread_whatever_the_job_s
     spec = single_thread(hf_spec("unused", {}))
     count = "import torch; print(torch.get_num_threads())"
     started = subprocess.run(
-        [sys.executable, "-c", count], env=spawn_env(spec.options), capture_output=True, text=True, check=True
+        [sys.executable, "-c", count],
+        env=spawn_env(spec.options),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     assert started.stdout.strip() == "1"
     assert all(spawn_env(spec.options)[name] == "1" for name in THREAD_COUNT_VARIABLES)

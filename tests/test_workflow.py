@@ -33,7 +33,11 @@ def study(tmp_path_factory) -> Path:
     shutil.copytree(ROOT / ".test" / "config", workdir / "config")
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     run = subprocess.run(
-        [*SNAKEMAKE, "--directory", str(workdir), "--cores", "2"], capture_output=True, text=True, env=env
+        [*SNAKEMAKE, "--directory", str(workdir), "--cores", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
     )
     if run.returncode != 0:
         logs = "\n".join(
@@ -389,7 +393,10 @@ def test_every_table_carries_its_jobs_provenance(study):
 def report_html(study) -> Path:
     report = study / "report.html"
     run = subprocess.run(
-        [*SNAKEMAKE, "--directory", str(study), "--report", str(report)], capture_output=True, text=True
+        [*SNAKEMAKE, "--directory", str(study), "--report", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     return report
@@ -437,7 +444,10 @@ def test_charts_and_offline_report(study, report_html):
 
 def test_nothing_left_to_do_after_the_run(study):
     run = subprocess.run(
-        [*SNAKEMAKE, "--directory", str(study), "--cores", "2", "--dry-run"], capture_output=True, text=True
+        [*SNAKEMAKE, "--directory", str(study), "--cores", "2", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert "Nothing to be done" in run.stdout + run.stderr
 
@@ -484,6 +494,7 @@ def test_the_compare_rule_puts_the_study_beside_a_copy_of_itself(study):
         ],
         capture_output=True,
         text=True,
+        timeout=900,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "rule compare_studies" in run.stdout + run.stderr

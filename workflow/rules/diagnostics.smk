@@ -10,7 +10,9 @@ rule memory_ledger:
         f"{RESULTS}/logs/memory/{{engine}}/{{label}}.log",
     conda:
         ENV_FILE
-    threads: MACHINE_CORES
+    # A process's RssAnon is its own, whatever runs beside it (the engine's thread count comes from
+    # the arm, not from here): ledgers of different arms may run at once.
+    threads: 1
     params:
         code=code_digest("memory_ledger.py"),
         config=job_config("memory_ledger.py"),

@@ -52,21 +52,38 @@ print(rss_anon_kb(os.getpid()))
 """
 
 
-def baseline_rss_anon_mb(modules: list[str], timeout_s: float = 600) -> float:
-    """RssAnon of a fresh interpreter after importing `modules` (the interpreter + libraries share)."""
-    wanted = [m for m in modules if not m.startswith("__") and m != "edgebench.diagnostics.ledger"]
-    proc = subprocess.run(
-        [sys.executable, "-c", _BASELINE_CODE],
-        input=json.dumps(wanted),
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=True,
-    )
-    for line in proc.stderr.splitlines():
+def baseline_rss_anon_mbs(module_lists: list[list[str]], timeout_s: float = 600) -> list[float]:
+    """RssAnon of a fresh interpreter after importing each list of modules (the interpreter and
+    libraries' share), one process per list, started together: a process's RssAnon is its own,
+    so they need not wait for each other (each imports for seconds)."""
+    procs = []
+    try:
+        for modules in module_lists:
+            wanted = [m for m in modules if not m.startswith("__") and m != "edgebench.diagnostics.ledger"]
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _BASELINE_CODE],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            procs.append((proc, json.dumps(wanted)))
+        return [_baseline_result(proc, given, timeout_s) for proc, given in procs]
+    finally:
+        for proc, _ in procs:  # one that failed or timed out leaves none of the others running
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+
+
+def _baseline_result(proc: subprocess.Popen, given: str, timeout_s: float) -> float:
+    out, err = proc.communicate(given, timeout=timeout_s)
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
+    for line in err.splitlines():
         if line.startswith("baseline: "):
             print(line, file=sys.stderr, flush=True)  # to the rule's log: the baseline lacks that module
-    return int(proc.stdout.strip().splitlines()[-1]) / 1024.0
+    return int(out.strip().splitlines()[-1]) / 1024.0
 
 
 def process_rows(
@@ -169,7 +186,9 @@ def vllm_ledger(spec: EngineSpec) -> list[dict]:
     others = {p: (_comm(p), rss_anon_kb(p) / 1024.0) for p in children_of(front_pid) if p != worker["pid"]}
     engine.close()
 
-    front_base = baseline_rss_anon_mb(front_modules)
+    front_base, worker_base, core_base = baseline_rss_anon_mbs(
+        [front_modules, worker["modules"], list(ENGINE_CORE_MODULES)]
+    )
     rows = process_rows(
         "front end", front_pid, front_mb, front_base, SAME_MODULES, _tensor_rows(front), front_views
     )
@@ -177,12 +196,11 @@ def vllm_ledger(spec: EngineSpec) -> list[dict]:
         "worker",
         worker["pid"],
         worker["rss_anon_mb"],
-        baseline_rss_anon_mb(worker["modules"]),
+        worker_base,
         SAME_MODULES,
         worker["attributed"],
         worker["views"],
     )
-    core_base = baseline_rss_anon_mb(list(ENGINE_CORE_MODULES))
     for pid, (comm, mb) in sorted(others.items()):
         if comm.startswith("VLLM::EngineCor"):  # comm is cut at 15 characters
             # No hook runs in EngineCore: its baseline imports the module it starts from.
@@ -212,7 +230,7 @@ def in_process_rows(engine, attributed: list[dict], extra_views: list[dict] = ()
         "model process",
         pid,
         measured,
-        baseline_rss_anon_mb(modules),
+        baseline_rss_anon_mbs([modules])[0],
         SAME_MODULES,
         attributed,
         [*extra_views, *views],
