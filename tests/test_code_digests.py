@@ -268,22 +268,22 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
         }
         for section, _ in edits
     }
-    locks = [threading.Lock() for _ in pairs]
+    locks = {str(checkout): threading.Lock() for checkout, _ in pairs}
 
     def dry_run(job):
-        index, (section, changed) = job
-        _, workdir = pairs[index % len(pairs)]
+        (checkout, workdir), (section, changed) = job
         path = workdir / "config" / "config.yaml"
-        with locks[index % len(pairs)]:  # one edit at a time per study folder
+        with locks[str(checkout)]:  # one edit at a time per study folder
             original = path.read_text()
             path.write_text(yaml.safe_dump(changed, sort_keys=False))  # key order as written
             try:
-                return section, snakemake(pairs[index % len(pairs)][0], workdir, "--dry-run")
+                return section, snakemake(checkout, workdir, "--dry-run")
             finally:
                 path.write_text(original)
 
+    jobs = [(pairs[i % len(pairs)], edit) for i, edit in enumerate(edits)]
     with ThreadPoolExecutor(len(pairs)) as pool:
-        outs = list(pool.map(dry_run, enumerate(edits)))
+        outs = list(pool.map(dry_run, jobs))
     for section, out in outs:
         # ... and those whose Snakefile params name it, directly or through a helper of common.smk
         declared = {r for r in rules if section in declared_sections(blocks.get(r, ""), helpers)}

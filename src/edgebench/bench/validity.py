@@ -119,6 +119,7 @@ def alternated_estimates(frame: pd.DataFrame, name: str, baseline: str, arm: str
         "paired_sd": whole.sd_log,
         "cpu": cpu_ratio(on, baseline, arm) / cpu_ratio(off, baseline, arm),
         "gated": on,  # the gate reads the arm as the study would: with its loss
+        "own_rounds": True,  # read within its own process: no process offset in it
         "estimate": f"{arm}'s rounds with the loss over its rounds without it, each beside {baseline}; "
         "Welch 95% interval",
     }
@@ -136,6 +137,7 @@ def check_estimates(frame: pd.DataFrame, name: str, baseline: str, arm: str, epo
         "paired_sd": paired_sd,
         "cpu": cpu_ratio(frame, baseline, arm),
         "gated": frame,
+        "own_rounds": False,
         "estimate": f"{arm} beside {baseline}"
         + (", over process epochs' means" if epochs > 1 else "")
         + "; Student-t 95% interval",
@@ -151,13 +153,14 @@ def validity_rows(
     checks = [("false_alarm", calibration["twin"], 0.0)] + [
         ("power", arm, effects[arm]) for arm in calibration["injected"]
     ]
-    rows = []
+    rows, own_rounds = [], []
     for kind, arm, effect in checks:
         base = (
             calibration["baseline"] if kind == "false_alarm" else reference_partner(frame, calibration, arm)
         )
         found = check_estimates(frame, name, base, arm, epochs)
         whole = found["whole"]
+        own_rounds.append(found["own_rounds"])
         rows.append(
             {
                 "check": kind,
@@ -186,17 +189,15 @@ def validity_rows(
     smallest = smallest_detected(rows)
     twin = next(row for row in rows if row["check"] == "false_alarm")
     reason = offset_reason(twin) if epochs == 1 else ""
+    # a process offset explains a miss against another process, never one read within the arm's own
     return [
-        {**row, "smallest_effect_power90": smallest, "miss_reason": miss_reason(row, reason)} for row in rows
+        {
+            **row,
+            "smallest_effect_power90": smallest,
+            "miss_reason": "" if row["covers_effect"] or own else reason,
+        }
+        for row, own in zip(rows, own_rounds, strict=True)
     ]
-
-
-def miss_reason(row: dict, offset: str) -> str:
-    """Why a row's interval misses its effect, where that is known: a process offset explains
-    a miss against another process, never one read within the arm's own process."""
-    if row["covers_effect"] or row["whole_session_estimate"].startswith(f"{row['arm']}'s rounds"):
-        return ""
-    return offset
 
 
 def offset_reason(twin: dict) -> str:
