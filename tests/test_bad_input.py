@@ -322,3 +322,11 @@ def test_an_alternating_loss_without_a_loss_is_refused_naming_the_arm():
     assert "vllm/bf16-twin" in message and "inject_slowdown" in message
     slow = set_at(GOOD, ("arms", "vllm/bf16-slow", "inject_alternate"), True)
     assert validate_config(slow)["arms"]["vllm/bf16-slow"]["inject_alternate"] is True
+
+
+@pytest.mark.parametrize("key", ["inject_slowdown", "inject_alternate"])
+def test_a_loss_on_an_engine_that_cannot_inject_it_is_refused_naming_the_arm(key):
+    value = 0.05 if key == "inject_slowdown" else True
+    hf = set_at(GOOD, ("arms", "hf/bf16", key), value)
+    message = refused(lambda: validate_config(hf))
+    assert "hf/bf16" in message and "inject_slowdown" in message and "'hf'" in message, message

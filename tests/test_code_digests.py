@@ -113,26 +113,30 @@ def rule_scripts(checkout: Path) -> dict[str, Path]:
     return scripts
 
 
+def stand_in_checkout(root: Path, i: int) -> tuple[Path, Path]:
+    """A checkout of the workflow and package with a test study whose every output is present and
+    recorded as up to date (touched, with metadata)."""
+    checkout, workdir = root / f"checkout{i}", root / f"study{i}"
+    for part in ("workflow", "src"):
+        shutil.copytree(ROOT / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / ".test" / "config", workdir / "config")
+    for line in snakemake(checkout, workdir, "--summary").splitlines():
+        if line.startswith("results/"):
+            path = workdir / line.split("\t")[0]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+    snakemake(checkout, workdir, "--touch", "--forceall")
+    assert "Nothing to be done" in snakemake(checkout, workdir, "--dry-run")
+    return checkout, workdir
+
+
 @pytest.fixture(scope="module")
 def stand_in_study(tmp_path_factory):
-    """Two checkouts of the workflow and package, each with a test study whose every output is
-    present and recorded as up to date (touched, with metadata): a dry run after an edit shows
-    exactly what it reruns. (Two, so edits can be checked two at a time.)"""
+    """Two stand-in checkouts (so edits can be checked two at a time), built side by side: a dry run
+    after an edit shows exactly what it reruns."""
     root = tmp_path_factory.mktemp("digests")
-    pairs = []
-    for i in range(2):
-        checkout, workdir = root / f"checkout{i}", root / f"study{i}"
-        for part in ("workflow", "src"):
-            shutil.copytree(ROOT / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(ROOT / ".test" / "config", workdir / "config")
-        for line in snakemake(checkout, workdir, "--summary").splitlines():
-            if line.startswith("results/"):
-                path = workdir / line.split("\t")[0]
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.touch()
-        snakemake(checkout, workdir, "--touch", "--forceall")
-        assert "Nothing to be done" in snakemake(checkout, workdir, "--dry-run")
-        pairs.append((checkout, workdir))
+    with ThreadPoolExecutor(2) as pool:
+        pairs = list(pool.map(stand_in_checkout, [root, root], range(2)))
     graph = rule_graph(*pairs[0])
     rules = (set(graph) | set().union(*graph.values())) - {"all"}
     return pairs, rules, graph

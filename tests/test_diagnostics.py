@@ -20,6 +20,7 @@ from edgebench.diagnostics.kernels import (
     tolerance,
 )
 from edgebench.diagnostics.ledger import MALLOC_HELD, parse_llamacpp_buffers, process_rows
+from edgebench.diagnostics.omp_regions import PROBE_REGIONS, REGIONS, RUN_TARGET_S, regions_per_run
 from edgebench.diagnostics.tensors import PAGE, StorageLedger, component_of, resident_bytes
 from edgebench.isa import UnsupportedArm, missing_flags
 from edgebench.procfs import cpu_flags
@@ -255,3 +256,12 @@ def test_baselines_run_together_and_a_module_that_fails_to_import_is_named(capfd
     assert 0 < plain < with_numpy and broken > 0  # numpy's arrays and tables are anonymous memory
     err = capfd.readouterr().err
     assert "baseline: edgebench.no_such_module not imported: ModuleNotFoundError" in err
+
+
+def test_omp_runs_are_sized_to_the_probed_region_cost_within_their_bounds():
+    # a region probed at 1/5000 of the target fills the run with 5000 regions, unless a bound binds
+    probe_us = RUN_TARGET_S * 1e6 / 5000
+    assert regions_per_run(probe_us) == 5000
+    assert regions_per_run(RUN_TARGET_S * 1e6) == PROBE_REGIONS
+    assert regions_per_run(1e-6) == REGIONS
+    assert regions_per_run(0.0) == REGIONS

@@ -57,7 +57,8 @@ def run_through_sbatch(tmp_path, workdir) -> tuple[subprocess.CompletedProcess, 
 def sbatch_study(tmp_path_factory):
     """One study through sbatch for every test here: an arm in an environment of its own (created
     by a cluster job in the shared results folder, its reps run under its interpreter) and an arm
-    in the main environment whose second rep crashes."""
+    in the main environment whose one rep crashes. One round: every sbatch job costs the plugin's
+    status-check cycle, and one rep of each kind shows what the profile must carry."""
     tmp_path = tmp_path_factory.mktemp("sbatch")
     workdir = tmp_path / "study"
     shutil.copytree(ROOT / ".test" / "kill" / "config", workdir / "config")
@@ -65,7 +66,8 @@ def sbatch_study(tmp_path_factory):
     pins = [f"{name}=={importlib.metadata.version(name)}" for name in ("torch", "transformers")]
     config["environments"] = {"pinned": {"requirements": pins}}
     config["arms"]["hf/bf16-env"] = {**config["arms"].pop("hf/bf16"), "env": "pinned"}
-    config["bench"]["rounds"] = 2  # the crash is in rep 1
+    config["bench"]["rounds"] = 1
+    config["bench"]["faults"] = [{"arm": "hf/bf16-crash", "rep": 0, "kind": "crash"}]
     config["gates"]["baseline"] = "hf/bf16-env"
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     run, completed = run_through_sbatch(tmp_path, workdir)
@@ -75,15 +77,14 @@ def sbatch_study(tmp_path_factory):
 
 def test_study_runs_through_sbatch_with_the_slurm_profile(sbatch_study):
     workdir, completed = sbatch_study
-    # every job went through sbatch: the environment, the reference build, four reps and the join
+    # every job went through sbatch: the environment, the reference build, two reps and the join
     jobs = re.findall(r"JobId=(\d+) .*?JobState=(\w+)", completed)
-    assert len(jobs) >= 7 and all(state == "COMPLETED" for _, state in jobs), completed[-2000:]
+    assert len(jobs) >= 5 and all(state == "COMPLETED" for _, state in jobs), completed[-2000:]
     bench = pd.read_parquet(workdir / "results" / "tables" / "bench.parquet")
     assert list(bench.columns[: len(TABLE_COLUMNS["bench"])]) == list(TABLE_COLUMNS["bench"])
-    crash = bench[bench["arm"] == "hf/bf16-crash"].set_index("round")
-    # a rep the guard marks contended still measured (CI machines are shared); failed is the bug
-    assert crash.loc[0, "status"] in ("ok", "contended") and crash.loc[0, "ready_s"] > 0
-    assert crash.loc[1, "status"] == "failed", crash.to_dict()
+    crash = bench[bench["arm"] == "hf/bf16-crash"]
+    assert len(crash) == 1 and crash.iloc[0]["status"] == "failed", crash.to_dict()
+    assert crash.iloc[0]["error"], crash.to_dict()
 
 
 def test_an_arm_in_its_own_environment_runs_through_sbatch(sbatch_study):
@@ -92,7 +93,7 @@ def test_an_arm_in_its_own_environment_runs_through_sbatch(sbatch_study):
     assert len(records) == 1
     bench = pd.read_parquet(workdir / "results" / "tables" / "bench.parquet")
     own = bench[bench["arm"] == "hf/bf16-env"]
-    assert len(own) == 2 and (own["environment"] == records[0].parent.name).all()
+    assert len(own) == 1 and (own["environment"] == records[0].parent.name).all()
     assert own["status"].isin(["ok", "contended"]).all(), own[["status", "error"]].to_string()
     assert (own["ready_s"] > 0).all()
     main = bench[bench["arm"] == "hf/bf16-crash"]

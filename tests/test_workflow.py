@@ -327,13 +327,9 @@ def test_items_have_verdicts_with_evidence_and_provenance(study):
 
 def test_memory_ledger_accounts_for_each_process(study):
     ledger = pd.read_parquet(study / "results" / "tables" / "memory_ledger.parquet")
-    assert set(ledger["arm"]) == {"vllm/w8a8", INT4, "hf/bf16"}
-    if INT4_MISSING:
-        assert refused_by_flag(ledger[ledger["arm"] == INT4])
-        ledger = ledger[ledger["arm"] != INT4]
+    assert set(ledger["arm"]) == {"vllm/w8a8", "hf/bf16"}
     assert (ledger["status"] == "ok").all(), ledger[["arm", "status", "error"]].drop_duplicates().to_string()
-    quantized = "vllm/w8a8" if INT4_MISSING else INT4
-    vllm = ledger[ledger["arm"] == quantized]
+    vllm = ledger[ledger["arm"] == "vllm/w8a8"]
     assert {"front end", "worker", "EngineCore"} <= set(vllm["process"])
     worker = vllm[vllm["process"] == "worker"].set_index("component")
     # The quantized weights, the KV cache and the model's norms are tensors the ledger must find.

@@ -201,8 +201,7 @@ def check_arms(config: dict) -> None:
             )
         if arm.get("w4a8_emulated"):
             check_emulated(name, arm)
-        if arm.get("inject_alternate") and not arm.get("inject_slowdown", 0) > 0:
-            raise ConfigError(f"config.arms.{name}.inject_alternate: true needs inject_slowdown > 0")
+        check_injection(name, arm)
     if not any(arm["bench"] for arm in config["arms"].values()):
         raise ConfigError("config.arms: no arm has bench: true")
 
@@ -318,6 +317,15 @@ def check_emulated(name: str, arm: dict) -> None:
             f"config.arms.{name}: w4a8_emulated needs int4_w4a8: true and bench: false "
             "(it emulates the W4A8 kernel's arithmetic; its timings are torch's, not the kernel's)"
         )
+
+
+def check_injection(name: str, arm: dict) -> None:
+    """An injected loss runs inside the engine's own process: only an engine that can inject it may
+    carry one, or the study would time an arm without the loss it names."""
+    if arm.get("inject_slowdown", 0) > 0 or arm.get("inject_alternate"):
+        refuse(check_feature(f"config.arms.{name}.inject_slowdown", name, arm, "inject_slowdown"))
+    if arm.get("inject_alternate") and not arm.get("inject_slowdown", 0) > 0:
+        raise ConfigError(f"config.arms.{name}.inject_alternate: true needs inject_slowdown > 0")
 
 
 def check_stage_arms(config: dict) -> None:

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-REGIONS = 200_000
+REGIONS = 200_000  # the most regions one run times
+PROBE_REGIONS = 2_000  # a first short run that sizes the timed ones
+RUN_TARGET_S = 0.5  # each timed run lasts about this long, whatever one region costs here
 
 SOURCE = r"""
 #include <omp.h>
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
 
 
 COMPILE_TIMEOUT_S = 120  # one small C file
-RUN_TIMEOUT_S = 120  # REGIONS empty parallel regions take well under a second on any thread count
+RUN_TIMEOUT_S = 120  # a run is sized to RUN_TARGET_S; this only catches a hung binary
 
 
 def build_benchmark(workdir: Path) -> Path:
@@ -57,23 +59,32 @@ def build_benchmark(workdir: Path) -> Path:
     return binary
 
 
+def run_regions(binary: Path, env: dict, regions: int) -> float:
+    """One run of the binary: the mean cost of one of `regions` parallel regions, in microseconds."""
+    result = subprocess.run(
+        [str(binary), str(regions)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+    return float(result.stdout)
+
+
+def regions_per_run(probe_us: float) -> int:
+    """As many regions as fill RUN_TARGET_S at the probed cost, between PROBE_REGIONS and REGIONS: a
+    passive region that wakes sleeping threads costs far more than a spinning one, and a fixed count
+    made the slow policies take most of the job's time."""
+    wanted = int(RUN_TARGET_S * 1e6 / max(probe_us, 1e-3))
+    return max(PROBE_REGIONS, min(REGIONS, wanted))
+
+
 def region_us(binary: Path, threads: int, policy: str, repeats: int = 5) -> float:
     """Median over repeats of the mean cost of one parallel region, in microseconds."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": policy, "OMP_PROC_BIND": "true"}
-    values = [
-        float(
-            subprocess.run(
-                [str(binary), str(REGIONS)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=RUN_TIMEOUT_S,
-            ).stdout
-        )
-        for _ in range(repeats)
-    ]
-    return statistics.median(values)
+    regions = regions_per_run(run_regions(binary, env, PROBE_REGIONS))
+    return statistics.median(run_regions(binary, env, regions) for _ in range(repeats))
 
 
 def omp_rows(threads: list[int], profile: pd.DataFrame) -> list[dict]:
