@@ -62,13 +62,16 @@ def test_worker_crash_becomes_a_failed_result_with_the_log(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("fault", "expected"),
+    ("fault", "timeout_s", "expected"),
     [
-        ({"kind": "crash"}, "signal SIGABRT"),
-        ({"kind": "oom", "memory_limit_mb": 300}, "exit code"),
-        ({"kind": "hang"}, "timed out after 30 s"),  # the hang comes after a load of a few seconds
+        ({"kind": "crash"}, 30, "signal SIGABRT"),
+        ({"kind": "oom", "memory_limit_mb": 300}, 30, "exit code"),
+        # the hang comes after a load of a few seconds; the rep is cut at its timeout either way, and
+        # every second of it is waited out
+        ({"kind": "hang"}, 10, "timed out after 10 s"),
     ],
 )
-def test_injected_faults_become_failed_results(tiny_model, fault, expected):
-    result = run_worker(hf_spec(tiny_model, BENCH, fault=fault), cores=[CORE], timeout_s=30, interval_s=0.2)
+def test_injected_faults_become_failed_results(tiny_model, fault, timeout_s, expected):
+    spec_with_fault = hf_spec(tiny_model, BENCH, fault=fault)
+    result = run_worker(spec_with_fault, cores=[CORE], timeout_s=timeout_s, interval_s=0.2)
     assert result["status"] == "failed" and expected in result["error"], result["error"][:500]

@@ -55,14 +55,10 @@ def parsed(path: Path) -> ast.Module:
     return _parsed(path, version_of(path))
 
 
-def imported_names(path: Path, package: Path = PACKAGE) -> frozenset[str]:
-    """Every module name the file may load: import statements (`from a import b` may be a.b), and
-    dotted names in strings that start processes or name classes (`-m edgebench.bench.worker`)."""
-    return _imported_names(path, package, version_of(path))
-
-
 @cache
 def _imported_names(path: Path, package: Path, version: tuple[int, int]) -> frozenset[str]:
+    """Every module name the file may load: import statements (`from a import b` may be a.b), and
+    dotted names in strings that start processes or name classes (`-m edgebench.bench.worker`)."""
     tree = parsed(path)
     inside = path.is_relative_to(package)
     here = module_name(path, package).split(".") if inside else []
@@ -89,7 +85,31 @@ def _imported_names(path: Path, package: Path, version: tuple[int, int]) -> froz
     return frozenset(names)
 
 
+def imported_files(path: Path, package: Path = PACKAGE) -> tuple[Path, ...]:
+    """The package files the file's imports run: importing a.b.c runs a and a.b first."""
+    return _imported_files(path, package, version_of(path))
+
+
+@cache
+def _imported_files(path: Path, package: Path, version: tuple[int, int]) -> tuple[Path, ...]:
+    # Once per file state, not once per script whose closure reaches the file: a Snakefile parse
+    # walks some forty closures over the same modules.
+    found = set()
+    for name in _imported_names(path, package, version):
+        parts = name.split(".")
+        for depth in range(1, len(parts) + 1):
+            module = module_file(".".join(parts[:depth]), package)
+            if module is not None:
+                found.add(module)
+    return tuple(sorted(found))
+
+
 def reads_package_data(path: Path) -> bool:
+    return _reads_package_data(path, version_of(path))
+
+
+@cache
+def _reads_package_data(path: Path, version: tuple[int, int]) -> bool:
     source = path.read_text(encoding="utf-8")
     return "__file__" in source and '"data"' in source
 
@@ -103,12 +123,7 @@ def closure(script: Path, package: Path = PACKAGE) -> list[Path]:
         if path in seen:
             continue
         seen.add(path)
-        for name in imported_names(path, package):
-            parts = name.split(".")
-            for depth in range(1, len(parts) + 1):  # importing a.b.c runs a and a.b first
-                found = module_file(".".join(parts[:depth]), package)
-                if found is not None and found not in seen:
-                    queue.append(found)
+        queue.extend(found for found in imported_files(path, package) if found not in seen)
     data = package / "data"
     if any(p.is_relative_to(package) and reads_package_data(p) for p in seen) and data.is_dir():
         seen.update(p for p in data.rglob("*") if p.is_file())

@@ -13,11 +13,10 @@ import re
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 from edgebench.formatting import three_digits
 from edgebench.metrics import METRICS
-from edgebench.stats import wilson_interval
+from edgebench.stats import student_half_width, wilson_interval
 
 MET, NOT_MET, UNDECIDED, NOT_MEASURED = "met", "not met", "undecided", "not measured"
 
@@ -43,7 +42,7 @@ def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
     if len(values) == 1:
         low = high = math.nan
     else:
-        half = float(scipy_stats.t.ppf(0.975, len(values) - 1) * scaled.std(ddof=1) / math.sqrt(len(values)))
+        half = student_half_width(scaled)
         low, high = centre - half, centre + half
     if positive:
         return math.exp(centre), math.exp(low), math.exp(high)

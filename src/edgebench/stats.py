@@ -19,17 +19,24 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 ALPHA = 0.05  # one-sided, for every decision
 POWER = 0.90  # what the minimum detectable effect is defined at
+
+
+def _scipy_stats():
+    """scipy.stats on first use: every Snakefile parse imports this module (the roadmap's verify
+    methods) without calling it, and importing scipy.stats takes a large share of a dry run."""
+    from scipy import stats
+
+    return stats
 
 
 def wilson_interval(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion (scipy's binomtest); (nan, nan) with no trials."""
     if trials == 0:
         return float("nan"), float("nan")
-    interval = scipy_stats.binomtest(int(successes), int(trials)).proportion_ci(level, method="wilson")
+    interval = _scipy_stats().binomtest(int(successes), int(trials)).proportion_ci(level, method="wilson")
     return float(interval.low), float(interval.high)
 
 
@@ -39,7 +46,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
-    return float(scipy_stats.binomtest(int(only_a), n, 0.5).pvalue)
+    return float(_scipy_stats().binomtest(int(only_a), n, 0.5).pvalue)
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,12 @@ class PairedEstimate:
     se_log: float
 
 
+def student_half_width(values: np.ndarray, level: float = 0.95) -> float:
+    """Half the width of the Student-t interval of the mean of two or more values."""
+    n = len(values)
+    return float(_scipy_stats().t.ppf(0.5 + level / 2, n - 1)) * float(np.std(values, ddof=1)) / math.sqrt(n)
+
+
 def paired_estimate(log_ratios: np.ndarray, level: float = 0.95) -> PairedEstimate:
     """Mean of log ratios with a Student-t interval; NaN interval below two values."""
     values = np.asarray(log_ratios, dtype=float)
@@ -94,7 +107,7 @@ def paired_estimate(log_ratios: np.ndarray, level: float = 0.95) -> PairedEstima
         return PairedEstimate(1, math.exp(mean), math.nan, math.nan, math.nan, math.nan)
     sd = float(values.std(ddof=1))
     se = sd / math.sqrt(n)
-    half = float(scipy_stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    half = float(_scipy_stats().t.ppf(0.5 + level / 2, n - 1)) * se
     return PairedEstimate(n, math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd, se)
 
 
@@ -107,7 +120,7 @@ def contrast_estimate(first: np.ndarray, second: np.ndarray, level: float = 0.95
     if len(a) < 2 or len(b) < 2:
         mean = float(a.mean() - b.mean()) if len(a) and len(b) else math.nan
         return PairedEstimate(len(a) + len(b), math.exp(mean), math.nan, math.nan, math.nan, math.nan)
-    result = scipy_stats.ttest_ind(a, b, equal_var=False)
+    result = _scipy_stats().ttest_ind(a, b, equal_var=False)
     low, high = result.confidence_interval(level)
     mean = float(a.mean() - b.mean())
     pooled = ((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1)) / (len(a) + len(b) - 2)
@@ -123,7 +136,7 @@ def minimum_detectable_effect(sd_log: float, n: int, alpha: float = ALPHA, power
     if n < 2 or not math.isfinite(sd_log):
         return math.nan
     df = n - 1
-    shift = (scipy_stats.t.ppf(1 - alpha, df) + scipy_stats.t.ppf(power, df)) * sd_log / math.sqrt(n)
+    shift = (_scipy_stats().t.ppf(1 - alpha, df) + _scipy_stats().t.ppf(power, df)) * sd_log / math.sqrt(n)
     return float(1 - math.exp(-shift))
 
 
@@ -133,7 +146,7 @@ def mcnemar_pairs_needed(
 ) -> float:
     """Pairs a two-sided McNemar test needs to detect a difference `difference` in paired success
     rates when a fraction `discordant` of pairs disagree (Connor 1987's normal approximation)."""
-    z_a, z_b = scipy_stats.norm.ppf(1 - alpha / 2), scipy_stats.norm.ppf(power)
+    z_a, z_b = _scipy_stats().norm.ppf(1 - alpha / 2), _scipy_stats().norm.ppf(power)
     discordant = max(discordant, difference)  # a difference d needs at least d discordant pairs
     spread = math.sqrt(max(discordant - difference**2, 0.0))
     return (z_a * math.sqrt(discordant) + z_b * spread) ** 2 / difference**2
@@ -166,7 +179,7 @@ def pocock_bounds(looks: int, alpha: float = ALPHA, draws: int = 200_000) -> tup
     if looks < 1:
         raise ValueError(f"need at least one look, got {looks}")
     if looks == 1:
-        return (float(scipy_stats.norm.ppf(1 - alpha)),)
+        return (float(_scipy_stats().norm.ppf(1 - alpha)),)
     rng = np.random.default_rng(12345)
     paths = rng.standard_normal((draws, looks)).cumsum(axis=1)
     z = paths / np.sqrt(np.arange(1, looks + 1))  # the z statistic at each look
@@ -232,7 +245,7 @@ def sequential_paired(
         part = values[:n]
         mean = float(part.mean())
         se = float(part.std(ddof=1)) / math.sqrt(n)
-        crit = float(scipy_stats.t.ppf(scipy_stats.norm.cdf(z), n - 1))
+        crit = float(_scipy_stats().t.ppf(_scipy_stats().norm.cdf(z), n - 1))
         low, high = mean - crit * se, mean + crit * se
         used, taken = n, index + 1
         within = low > -margin and high < margin

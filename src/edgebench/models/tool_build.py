@@ -19,7 +19,7 @@ from edgebench.envs.record import record_python, require_runnable
 from edgebench.models.build_record import fresh_build_dir, read_build_json, stopwatch, write_build_json
 from edgebench.models.gptq import BuildError
 
-TOOL_TIMEOUT_S = 3600  # a 1.5B model's export and compression on 2 cores, with room to spare
+TOOL_TIMEOUT_S = 3600  # a 1.5B model's export and compression on a CPU of few cores, with room to spare
 WEIGHT_FILES = {"openvino": ("openvino_model.bin",), "ortgenai": ("model.onnx.data", "model.onnx")}
 TOOL_PACKAGES = {
     "openvino": ("openvino", "openvino-genai", "optimum-intel", "nncf", "transformers"),
