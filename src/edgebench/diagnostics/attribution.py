@@ -29,7 +29,8 @@ def decode_attribution(
 ) -> pd.DataFrame:
     """Per vLLM arm and kernel thread count: the GEMM seconds of one decode step (hot and cold
     bounds), the measured step (1 / median clean decode tok/s), and the GEMM share. (vLLM's auto
-    binding on 2 vCPUs runs the worker on 1 OpenMP thread and reserves the other core.)
+    binding reserves a core for the front end, so its worker may run fewer OpenMP threads than the
+    machine has cores: every thread count the kernel study timed gets a row.)
     vLLM fuses q/k/v and gate/up into one call each; the study times them apart, so the sum is
     an estimate of the same bytes and FLOPs, not of the fused call's overheads. An arm benchmarked
     without a clean rep keeps its GEMM rows, with the measured step left NaN rather than vanishing;
