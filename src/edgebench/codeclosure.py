@@ -55,17 +55,31 @@ def parsed(path: Path) -> ast.Module:
     return _parsed(path, version_of(path))
 
 
+# The only nodes the import closure and the config keys look at.
+_READ_NODES = (ast.Import, ast.ImportFrom, ast.Constant, ast.Subscript, ast.Call)
+
+
+def read_nodes(path: Path) -> tuple[ast.AST, ...]:
+    """The file's import, constant, subscript and call nodes: one walk of the tree per state of the
+    file serves both readers (walking every node is most of a parse's cost)."""
+    return _read_nodes(path, version_of(path))
+
+
+@cache
+def _read_nodes(path: Path, version: tuple[int, int]) -> tuple[ast.AST, ...]:
+    return tuple(node for node in ast.walk(parsed(path)) if isinstance(node, _READ_NODES))
+
+
 @cache
 def _imported_names(path: Path, package: Path, version: tuple[int, int]) -> frozenset[str]:
     """Every module name the file may load: import statements (`from a import b` may be a.b), and
     dotted names in strings that start processes or name classes (`-m edgebench.bench.worker`)."""
-    tree = parsed(path)
     inside = path.is_relative_to(package)
     here = module_name(path, package).split(".") if inside else []
     if inside and path.name != "__init__.py":
         here = here[:-1]  # a module's relative imports start from its package
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in read_nodes(path):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif (
@@ -156,7 +170,7 @@ def config_keys_read(path: Path) -> frozenset[str]:
 @cache
 def _config_keys_read(path: Path, version: tuple[int, int]) -> frozenset[str]:
     keys: set[str] = set()
-    for node in ast.walk(parsed(path)):
+    for node in read_nodes(path):
         if isinstance(node, ast.Subscript) and _is_config(node.value):
             key = node.slice
         elif (
