@@ -233,6 +233,9 @@ def test_import_summary_pairs_each_engine_with_the_statement_its_reps_pay():
     frame = import_summary(imports, bench).set_index("engine")
     assert list(frame.index) == ["vllm"]  # llama_cpp's statement was not profiled
     assert frame.loc["vllm", "bench_import_s"] == 7.5 and frame.loc["vllm", "share_of_ready"] == 8.0 / 30.0
+    # every rep contended (a busy machine): no rows, and the columns a reader looks up are there
+    empty = import_summary(imports, bench.assign(status="contended"))
+    assert empty.empty and list(empty.columns) == list(import_summary(imports, bench).columns)
 
 
 def test_stamp_keeps_measured_columns_such_as_a_kernels_threads():

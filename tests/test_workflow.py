@@ -346,6 +346,9 @@ def test_import_profile_and_summary(study):
     assert totals.loc["from vllm import LLM", "cumulative_s"] > totals.loc["import edgebench", "cumulative_s"]
     assert "vllm" in set(imports["module"])
     summary = pd.read_parquet(tables / "import_summary.parquet")
+    bench = pd.read_parquet(tables / "bench.parquet")
+    if not ((bench["engine"] == "vllm") & (bench["status"] == "ok")).any():
+        skip_if_still_busy(True, usable_cores())  # the guard marked every vLLM rep: none to pair with
     assert set(summary["engine"]) == {"vllm"} and finite_positive(summary["bench_ready_s"])
 
 

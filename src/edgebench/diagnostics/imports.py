@@ -89,9 +89,22 @@ def import_rows(entries: dict[str, str], reps: int) -> list[dict]:
 ENGINE_ENTRY = {name: info.import_statement for name, info in ENGINES.items()}
 
 
+SUMMARY_COLUMNS = [
+    "engine",
+    "entry",
+    "importtime_s",
+    "process_wall_s",
+    "bench_import_s",
+    "bench_ready_s",
+    "reps",
+    "share_of_ready",
+]
+
+
 def import_summary(imports: pd.DataFrame, bench: pd.DataFrame) -> pd.DataFrame:
     """Per engine: the median -X importtime total and process wall of the statement its reps pay,
-    beside the bench medians of import_s and ready_s (clean reps), and the share of ready_s."""
+    beside the bench medians of import_s and ready_s (clean reps), and the share of ready_s. With
+    no clean rep of a profiled engine it has no rows, and still its columns."""
     totals = imports[(imports["module"] == "(total)") & (imports["status"] == "ok")]
     summary = totals.groupby("entry").agg(
         importtime_s=("cumulative_s", "median"), process_wall_s=("process_wall_s", "median")
@@ -112,7 +125,6 @@ def import_summary(imports: pd.DataFrame, bench: pd.DataFrame) -> pd.DataFrame:
                 "reps": len(reps),
             }
         )
-    frame = pd.DataFrame(rows)
-    if len(frame):
-        frame["share_of_ready"] = frame["importtime_s"] / frame["bench_ready_s"]
+    frame = pd.DataFrame(rows, columns=SUMMARY_COLUMNS[:-1])
+    frame["share_of_ready"] = frame["importtime_s"] / frame["bench_ready_s"]
     return frame
