@@ -12,6 +12,7 @@ from edgebench.isa import (
     isa_level,
     llamacpp_kernel,
     missing_flags,
+    refusal_in,
     request_amx_permission,
     require_kernel,
     vllm_kernel,
@@ -57,6 +58,14 @@ def test_a_kernel_is_refused_naming_each_missing_flag():
     with pytest.raises(ValueError, match="unknown kernel 'nope'"):
         missing_flags("nope", AVX2)
     assert all(flags <= AMX for flags in KERNEL_FLAGS.values())  # an AMX CPU runs every kernel
+
+
+def test_a_refusal_read_back_from_a_failure_ends_at_its_own_sentence():
+    with pytest.raises(UnsupportedArm) as refused:
+        require_kernel("cpu_gemm_wna16", AVX2, "vllm/x")
+    failure = f"exit code 1; UnsupportedArm: {refused.value}; worker log tail:\nTraceback (most recent call last)"
+    assert refusal_in(failure) == str(refused.value)
+    assert refusal_in("exit code 1; worker log tail:\nKilled") is None
 
 
 def test_llamacpp_extra_buffers_take_the_amx_path_only_with_amx_and_are_refused_there():

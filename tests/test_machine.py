@@ -6,7 +6,7 @@ import os
 import pandas as pd
 import pytest
 
-from edgebench.machine import identity, probes
+from edgebench.machine import fingerprint, identity, probes
 from edgebench.machine.fingerprint import fingerprint_rows
 from edgebench.procfs import CpuTimes
 
@@ -41,9 +41,17 @@ def test_every_line_carries_the_machine_digest_and_the_measured_lines_are_positi
     assert rows["machine_digest"].iloc[0] == identity.machine_digest()
     measured = rows.set_index("line")["number"]
     assert measured["triad_bandwidth"] > 0 and measured["gemm_rate"] > 0
+    # torch's bf16 path, whatever this CPU's: its rate and its ratio to float32 through the same call
+    assert measured["bf16_matmul_rate"] > 0 and measured["bf16_over_float32"] > 0
     assert {"steal_fraction", "clock_mhz", "cache_L1d", "kernel", "interference"} <= set(rows["line"]) or len(
         USABLE
     ) < 2
+
+
+def test_a_dtype_probe_without_torch_is_a_row_that_says_so():
+    rows = fingerprint.dtype_rows({"error": "torch is not installed in the study's environment"}, 1.0)
+    assert [r["line"] for r in rows] == ["bf16_matmul_rate"]
+    assert rows[0]["value"].startswith("not measured: torch is not installed") and rows[0]["number"] != rows[0]["number"]
 
 
 def test_two_probes_pinned_to_one_core_read_as_one_core_shared():

@@ -66,7 +66,8 @@ class UnsupportedArm(RuntimeError):
     """The arm asks for something this machine cannot run; measuring anyway would mislabel it."""
 
 
-REFUSAL_SENTENCE = re.compile(r"UnsupportedArm: (.*?so the arm is not measured here[^\n]*)")
+# The sentence ends at "here": whatever the caller appended after it (a log tail's label) is not part of it
+REFUSAL_SENTENCE = re.compile(r"UnsupportedArm: (.*?so the arm is not measured here)")
 
 
 def refusal_in(text: str) -> str | None:

@@ -29,6 +29,19 @@ def _number(text: str) -> float:
         return float("nan")
 
 
+def dtype_rows(rates: dict, probe_s: float) -> list[dict]:
+    """bf16 matmul rate and its ratio to float32, both through torch: why bf16 arms run at a
+    different speed on two machines whose float32 rates agree."""
+    if "error" in rates:
+        return [_row("bf16_matmul_rate", f"not measured: {rates['error']}", "", "measured")]
+    shape = f"{worker.LINEAR_ROWS}x{worker.LINEAR_IN} @ {worker.LINEAR_IN}x{worker.LINEAR_OUT}"
+    method = f"torch linear {shape}, one thread, {probe_s / 2:.1f} s per dtype"
+    return [
+        _row("bf16_matmul_rate", rates["bfloat16"], "GFLOP/s", "measured", method),
+        _row("bf16_over_float32", rates["bfloat16"] / rates["float32"], "x", "measured", method),
+    ]
+
+
 def measured_rows(cores: list[int], probe_s: float) -> list[dict]:
     """Bandwidth, compute, interference, steal and clock, measured on `cores` (first = 'one core')."""
     before, start = probes.cpu_times(), time.perf_counter()
@@ -50,6 +63,7 @@ def measured_rows(cores: list[int], probe_s: float) -> list[dict]:
             f"float32 {worker.GEMM_N}^3 matmul, one thread, {probe_s:.1f} s",
         ),
     ]
+    rows += dtype_rows(probes.run_probes("dtype", cores[:1], probe_s)[0], probe_s)
     if len(cores) > 1:
         probe = probes.interference(cores, probe_s)
         method = f"gemm alone on core {cores[0]}, then on cores {cores} at once"

@@ -10,6 +10,8 @@ import sys
 import time
 
 GEMM_N = 256  # the fixed shape: float32 256x256 @ 256x256, in cache on any current CPU
+# torch's linear for the dtype probe: 256 prompt tokens through one 1024 -> 1024 layer, as a prefill does
+LINEAR_ROWS, LINEAR_IN, LINEAR_OUT = 256, 1024, 1024
 
 
 def wait_until(start_at: float) -> None:
@@ -35,6 +37,35 @@ def gemm_rate(seconds: float, start_at: float = 0.0) -> dict:
     return {"gflops": 2 * GEMM_N**3 * count / elapsed / 1e9, "calls": count, "elapsed_s": elapsed}
 
 
+def linear_rate(dtype_name: str, seconds: float) -> float:
+    """GFLOP/s of torch's linear in one dtype on one thread (the first call, which picks and loads
+    the kernel, not counted)."""
+    import torch
+
+    torch.set_num_threads(1)
+    dtype = getattr(torch, dtype_name)
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(LINEAR_ROWS, LINEAR_IN, generator=generator).to(dtype)
+    weight = torch.randn(LINEAR_OUT, LINEAR_IN, generator=generator).to(dtype)
+    torch.nn.functional.linear(x, weight)
+    count, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        torch.nn.functional.linear(x, weight)
+        count += 1
+    return 2 * LINEAR_ROWS * LINEAR_IN * LINEAR_OUT * count / elapsed / 1e9
+
+
+def dtype_rates(seconds: float, start_at: float = 0.0) -> dict:
+    """torch's float32 and bfloat16 linear rates, half the time each: a CPU without native bf16
+    instructions runs bf16 through a slower path, and so does every bf16 arm on it."""
+    try:
+        import torch  # noqa: F401 - the probe is torch's, where the engines' bf16 runs
+    except ImportError:
+        return {"error": "torch is not installed in the study's environment"}
+    wait_until(start_at)
+    return {name: linear_rate(name, seconds / 2) for name in ("float32", "bfloat16")}
+
+
 def triad_bandwidth(seconds: float, array_bytes: int) -> dict:
     """a = b + s*c in two numpy passes (c*s into a, then a+b into a): 5 arrays' bytes per sweep.
     The best sweep, so that a page fault or a tick of another process does not count."""
@@ -57,10 +88,12 @@ def main(argv: list[str]) -> int:
     os.sched_setaffinity(0, {core})
     if kind == "gemm":
         result = gemm_rate(seconds, start_at)
+    elif kind == "dtype":
+        result = dtype_rates(seconds, start_at)
     elif kind == "triad":
         result = triad_bandwidth(seconds, int(argv[4]))
     else:
-        print(f"unknown probe {kind!r}; known: gemm, triad", file=sys.stderr)
+        print(f"unknown probe {kind!r}; known: gemm, dtype, triad", file=sys.stderr)
         return 2
     print(json.dumps({"kind": kind, "core": core, **result}), flush=True)
     return 0
