@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +20,43 @@ BASE_ENV = {
     "DO_NOT_TRACK": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
+
+
+class EngineFailed(RuntimeError):
+    """An engine could not import, load or run a build. The message is the engine's own error as
+    `Type: message`, the cause is chained: what a failure row records."""
+
+
+@contextlib.contextmanager
+def engine_failures() -> Iterator[None]:
+    """Calls into an engine inside the block: whatever they raise (each library has its own error
+    types; a refusal by the CPU rule is one) becomes EngineFailed. Edgebench's own work stays
+    outside the block, so a bug there stops the job with its traceback instead of becoming a row."""
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - typed here, at the engine's boundary
+        raise EngineFailed(f"{type(error).__name__}: {error}") from error
+
+
+_END = object()
+
+
+def engine_outputs(outputs: Iterable) -> Iterator:
+    """An engine's lazily produced outputs one by one, its failures as EngineFailed; what the
+    caller does with each output is outside the boundary."""
+    iterator = iter(outputs)
+    while True:
+        with engine_failures():
+            item = next(iterator, _END)
+        if item is _END:
+            return
+        yield item
+
+
+def failure_text(error: Exception) -> str:
+    """A failure row's `error`: the engine's own `Type: message` (at most 2,000 characters)."""
+    text = str(error) if isinstance(error, EngineFailed) else f"{type(error).__name__}: {error}"
+    return text[-2000:]
 
 
 @dataclass

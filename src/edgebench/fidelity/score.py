@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from edgebench.engines.base import EngineFailed, engine_failures, engine_outputs, failure_text
 from edgebench.engines.registry import ENGINES
 from edgebench.envs.record import require_runnable
 from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
 from edgebench.io import write_parquet
+from edgebench.isa import UnsupportedArm
 from edgebench.jobs import environment_of
 from edgebench.rows import arm_row
 from edgebench.tables import rows_frame
@@ -115,7 +117,8 @@ def exact_subset_gap(engine, window: dict, ref: np.ndarray, positions: int, topk
     """Score `positions` positions with the whole vocabulary through vLLM's prompt_logprobs, and with
     the top-k bucket, on the same positions: the bound's shortfall, measured."""
     ids = window["ids"][: window["context"] + positions + 1]
-    full_result = engine.prompt_logprobs([ids], vocab)[0]
+    with engine_failures():
+        full_result = engine.prompt_logprobs([ids], vocab)[0]
     skip = window["context"]
     full = np.full((len(ids) - 1, vocab), -np.inf)
     np.put_along_axis(full, full_result.top_ids, full_result.top_logprobs, axis=1)
@@ -188,7 +191,7 @@ def score_engine(engine, windows: list[dict], ref, settings: dict, row: dict):
     """Teacher-forced scoring of a loaded engine into `row` (and the exact-subset gap where the
     engine gives only the top-k); returns the per-position scores."""
     topk, vocab = int(settings["topk"]), int(ref.shape[1])
-    results = window_results(engine, windows, topk)
+    results = engine_outputs(window_results(engine, windows, topk))
     per_position, summary, method = score_windows(ref, windows, results)
     row.update(summary, kl_method=method)
     if method == "topk_bucket" and settings["exact_subset_positions"] > 0:
@@ -208,7 +211,8 @@ def run_fidelity_arm(
     positions_out: str,
     code_digest: str,
 ) -> dict:
-    """Score one arm; an engine that cannot load or run its build becomes a failed row."""
+    """Score one arm; an engine that cannot load or run its build becomes a failed row, and a
+    failure of the scoring itself stops the job with its traceback."""
     from edgebench.engines import make_engine
 
     settings = config["fidelity"]
@@ -227,21 +231,23 @@ def run_fidelity_arm(
     try:
         require_runnable(environment_of(config["arms"][arm_name]))
         engine = make_engine(arm_cfg["engine"])
-        engine.import_engine()
-        load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
-        row["layer_kernels"] = json.dumps(engine.layer_kernels(), sort_keys=True)
+        with engine_failures():
+            engine.import_engine()
+            load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
+            row["layer_kernels"] = json.dumps(engine.layer_kernels(), sort_keys=True)
         per_position = score_engine(engine, windows, ref, settings, row)
-        row.update(greedy_agreement(engine, greedy_prompts, expected_greedy))
-        engine.close()
+        with engine_failures():
+            row.update(greedy_agreement(engine, greedy_prompts, expected_greedy))
+            engine.close()
         positions = positions_frame(arm_name, windows, per_position)
         print(
             f"{arm_name}: top1 {row['top1']:.4f}, kl_mean {row['kl_mean']:.5f} ({row['kl_method']}), "
             f"greedy {row['greedy_match']}/{len(greedy_prompts)}",
             flush=True,
         )
-    except Exception as error:  # a build the engine cannot run is a result, not a crash
+    except (EngineFailed, UnsupportedArm) as error:  # a build the engine cannot run is a result
         traceback.print_exc()
-        row.update(status="failed", error=f"{type(error).__name__}: {error}"[-2000:])
+        row.update(status="failed", error=failure_text(error))
     row["wall_s"] = (pd.Timestamp.now(tz="UTC") - start).total_seconds()
     write_parquet(positions, positions_out)
     write_parquet(rows_frame("fidelity", [row]), summary_out)
