@@ -151,6 +151,19 @@ def test_a_strategy_that_fails_leaves_failed_rows_and_keeps_what_ran(default_con
     assert frame.loc[frame["strategy"] == "free", "error"].str.contains("engine died").all()
 
 
+def test_a_bug_in_the_trial_loop_stops_the_arm_instead_of_becoming_failed_rows(default_config, monkeypatch):
+    from edgebench.agent import arm_trials
+
+    def broken_trials(*args, **kwargs):
+        raise KeyError("a bug in edgebench's trial loop")
+
+    monkeypatch.setattr("edgebench.engines.make_engine", lambda name: StrategyEngine())
+    monkeypatch.setattr(arm_trials, "run_llm_trials", broken_trials)
+    default_config["agent"] = {**AGENT, "strategy": "structured"}
+    with pytest.raises(KeyError, match="trial loop"):
+        arm_trials.run_arm(default_config, "vllm/bf16", "unused", code_digest="x")
+
+
 def test_a_budget_is_judged_on_the_study_strategy_only(tmp_path):
     from edgebench.decision_rule import write_decision
 

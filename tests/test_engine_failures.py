@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from edgebench.diagnostics import decode_profile
-from edgebench.engines.base import EngineFailed, engine_failures, engine_outputs, failure_text
+from edgebench.engines.base import EngineBoundary, EngineFailed, engine_failures, engine_outputs, failure_text
 from edgebench.fidelity import score
 
 ARM = "hf/tiny"
@@ -37,6 +37,23 @@ def test_the_callers_own_error_between_outputs_stays_what_it_is():
         with engine_failures():
             pass
         _ = 1 / 0
+
+
+class HalfWorkingEngine:
+    name = "half"
+
+    def answer(self, value):
+        return value
+
+    def refuse(self):
+        raise TypeError("the tokenizer refused this prompt")
+
+
+def test_an_engine_behind_its_boundary_answers_as_itself_and_fails_as_engine_failed():
+    engine = EngineBoundary(HalfWorkingEngine())
+    assert engine.name == "half" and engine.answer(3) == 3
+    with pytest.raises(EngineFailed, match="^TypeError: the tokenizer refused this prompt$"):
+        engine.refuse()
 
 
 @pytest.fixture

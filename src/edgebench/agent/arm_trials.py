@@ -12,8 +12,10 @@ from edgebench.agent.llm import VERIFIED, batching_speedup, run_llm_trials
 from edgebench.agent.policies import BASELINES
 from edgebench.agent.tasks import suite
 from edgebench.agent.verify import calibrate
+from edgebench.engines.base import EngineBoundary, EngineFailed, failure_text
 from edgebench.envs.record import require_runnable
 from edgebench.io import write_parquet
+from edgebench.isa import UnsupportedArm
 from edgebench.jobs import environment_of
 from edgebench.models.source import model_name
 from edgebench.provenance import digest_json, provenance
@@ -111,9 +113,9 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
                 _measure_batching(engine, tasks, sampling, rows, arm_name, arm, cell)
             frames.append(_with_identity(rows, cell))
         engine.close()
-    except Exception as error:  # failures are rows
+    except (EngineFailed, UnsupportedArm) as error:  # the engine's failures are rows; our bugs are not
         traceback.print_exc()
-        failed = {**identity, "status": "failed", "error": f"{type(error).__name__}: {error}"[-2000:]}
+        failed = {**identity, "status": "failed", "error": failure_text(error)}
         for strategy in strategies[len(frames) :]:
             cell = {**failed, "strategy": strategy, "study_strategy": strategy == settings["strategy"]}
             frames.append(_with_identity(unrun_rows(tasks, settings["trials"]), cell))
@@ -130,7 +132,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
 def _loaded_engine(arm: dict, build_dir: str, settings: dict, tasks: int):
     from edgebench.engines import make_engine
 
-    engine = make_engine(arm["engine"])
+    engine = EngineBoundary(make_engine(arm["engine"]))  # every call into it fails as EngineFailed
     engine.import_engine()
     engine.load(build_dir, arm, **agent_engine_options(settings, tasks))
     return engine

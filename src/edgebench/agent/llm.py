@@ -12,6 +12,7 @@ from edgebench.agent.guided import History, guided_prompt, routes
 from edgebench.agent.policies import check_prompt, first_json_object, llm_prompt, prompt_elements
 from edgebench.agent.tasks import Task
 from edgebench.agent.verify import scores, verify_prompt
+from edgebench.engines.base import failure_text
 
 # Strategies that decode each action under the screen's action space (a JSON schema; `guided`'s is
 # a pattern, agent/guided.py); `check`, `verify` and `guided` also ask, after every action, whether
@@ -119,7 +120,7 @@ def verified(active: list, batch: list, engine, threshold: float) -> set[int]:
 def log_batch_failure(what: str, size: int, error: Exception) -> None:
     """A batch the engine refused is retried one episode at a time; its own error goes to the log."""
     print(
-        f"the engine refused a batch of {size} {what} prompts ({type(error).__name__}: {str(error)[:300]}); "
+        f"the engine refused a batch of {size} {what} prompts ({failure_text(error)[:350]}); "
         "retrying one episode at a time",
         file=sys.stderr,
         flush=True,
@@ -130,7 +131,7 @@ def score_alone(engine, prompt: str, episode) -> float:
     try:
         return scores(engine, [prompt])[0]
     except Exception as error:  # noqa: BLE001 - this episode alone fails, with its error
-        episode.error = f"engine refused the check prompt: {type(error).__name__}: {str(error)[:200]}"
+        episode.error = f"engine refused the check prompt: {failure_text(error)[:250]}"
         return float("-inf")
 
 
@@ -169,7 +170,7 @@ def built_prompt(episode, build, *parts) -> str | None:
         prompt.encode("utf-8")  # strict: a lone surrogate would fail inside the engine's tokenizer
         return prompt
     except (ValueError, TypeError, RecursionError) as error:
-        episode.error = f"prompt could not be built: {type(error).__name__}: {str(error)[:200]}"
+        episode.error = f"prompt could not be built: {failure_text(error)[:250]}"
         return None
 
 
@@ -209,7 +210,7 @@ def chat_each(
             one = [schemas[i]] if schemas else None
             replies += engine.chat([prompt], [seeds[id(episode)]], sampling, prefix, one)
         except Exception as error:  # noqa: BLE001 - this episode alone fails, with its error
-            episode.error = f"engine refused the prompt: {type(error).__name__}: {str(error)[:200]}"
+            episode.error = f"engine refused the prompt: {failure_text(error)[:250]}"
             replies.append(None)
     return replies
 

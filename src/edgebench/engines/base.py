@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -51,6 +52,26 @@ def engine_outputs(outputs: Iterable) -> Iterator:
         if item is _END:
             return
         yield item
+
+
+class EngineBoundary:
+    """An engine whose every method call fails as EngineFailed: code that drives an engine through
+    many calls (the agent's episodes) needs no try around each, and its own bugs stay bugs."""
+
+    def __init__(self, engine) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str):
+        value = getattr(self._engine, name)
+        if not callable(value):
+            return value
+
+        @functools.wraps(value)
+        def call(*args, **kwargs):
+            with engine_failures():
+                return value(*args, **kwargs)
+
+        return call
 
 
 def failure_text(error: Exception) -> str:
