@@ -9,34 +9,10 @@ import pandas as pd
 import pytest
 
 from edgebench.diagnostics import decode_profile
-from edgebench.engines.base import EngineBoundary, EngineFailed, engine_failures, engine_outputs, failure_text
+from edgebench.engines.base import EngineBoundary, EngineFailed, failure_text
 from edgebench.fidelity import score
 
 ARM = "hf/tiny"
-
-
-def outputs_then_failure():
-    yield "first"
-    raise ValueError("engine died mid-way")
-
-
-def test_an_engines_failure_mid_stream_becomes_engine_failed_with_its_cause():
-    outputs = engine_outputs(outputs_then_failure())
-    assert next(outputs) == "first"
-    with pytest.raises(EngineFailed, match="^ValueError: engine died mid-way$") as failed:
-        next(outputs)
-    assert isinstance(failed.value.__cause__, ValueError)
-    assert failure_text(failed.value) == "ValueError: engine died mid-way"
-
-
-def test_the_callers_own_error_between_outputs_stays_what_it_is():
-    with pytest.raises(KeyError, match="caller"):
-        for _ in engine_outputs(iter(["a", "b"])):
-            raise KeyError("caller")
-    with pytest.raises(ZeroDivisionError):
-        with engine_failures():
-            pass
-        _ = 1 / 0
 
 
 class HalfWorkingEngine:
@@ -52,8 +28,17 @@ class HalfWorkingEngine:
 def test_an_engine_behind_its_boundary_answers_as_itself_and_fails_as_engine_failed():
     engine = EngineBoundary(HalfWorkingEngine())
     assert engine.name == "half" and engine.answer(3) == 3
-    with pytest.raises(EngineFailed, match="^TypeError: the tokenizer refused this prompt$"):
+    with pytest.raises(EngineFailed, match="^TypeError: the tokenizer refused this prompt$") as failed:
         engine.refuse()
+    assert isinstance(failed.value.__cause__, TypeError)
+    assert failure_text(failed.value) == "TypeError: the tokenizer refused this prompt"
+
+
+def test_the_callers_own_error_between_engine_calls_stays_what_it_is():
+    engine = EngineBoundary(HalfWorkingEngine())
+    with pytest.raises(KeyError, match="caller"):
+        for value in (engine.answer(1), engine.answer(2)):
+            raise KeyError(f"caller after {value}")
 
 
 @pytest.fixture

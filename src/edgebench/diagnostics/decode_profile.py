@@ -104,18 +104,6 @@ def profile_rows(generate, layers: int) -> list[dict]:
     return rows
 
 
-def engine_generate(engine):
-    """The engine's generate, its failures as EngineFailed (profile_rows calls it in between its
-    own measurements)."""
-    from edgebench.engines.base import engine_failures
-
-    def generate(token_ids: list[int], max_tokens: int) -> list[int]:
-        with engine_failures():
-            return engine.generate(token_ids, max_tokens)
-
-    return generate
-
-
 def run_decode_profile(
     config: dict, arm_name: str, *, build_dir: str, out: str, code_digest: str
 ) -> pd.DataFrame:
@@ -124,21 +112,19 @@ def run_decode_profile(
     import traceback
 
     from edgebench.engines import make_engine
-    from edgebench.engines.base import EngineFailed, engine_failures, failure_text
+    from edgebench.engines.base import EngineBoundary, EngineFailed, failure_text
     from edgebench.io import write_parquet
     from edgebench.models.hf_config import model_config
     from edgebench.rows import arm_row
 
     base = arm_row(config, arm_name, code_digest=code_digest, cpus=[0])
     arm = {**config["arms"][arm_name], "single_process": True, "threads_bind": "0"}
-    engine = make_engine(arm["engine"])
+    engine = EngineBoundary(make_engine(arm["engine"]))  # every call into it fails as EngineFailed
     try:
-        with engine_failures():
-            engine.import_engine()
-            engine.load(build_dir, arm, max_model_len=256)
-        rows = profile_rows(engine_generate(engine), int(model_config(build_dir)["num_hidden_layers"]))
-        with engine_failures():
-            engine.close()
+        engine.import_engine()
+        engine.load(build_dir, arm, max_model_len=256)
+        rows = profile_rows(engine.generate, int(model_config(build_dir)["num_hidden_layers"]))
+        engine.close()
     except EngineFailed as error:  # the engine's failures are rows; a profiler bug is not
         traceback.print_exc()
         base.update(status="failed", error=failure_text(error))

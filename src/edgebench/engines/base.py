@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,21 +37,6 @@ def engine_failures() -> Iterator[None]:
         yield
     except Exception as error:  # noqa: BLE001 - typed here, at the engine's boundary
         raise EngineFailed(f"{type(error).__name__}: {error}") from error
-
-
-_END = object()
-
-
-def engine_outputs(outputs: Iterable) -> Iterator:
-    """An engine's lazily produced outputs one by one, its failures as EngineFailed; what the
-    caller does with each output is outside the boundary."""
-    iterator = iter(outputs)
-    while True:
-        with engine_failures():
-            item = next(iterator, _END)
-        if item is _END:
-            return
-        yield item
 
 
 class EngineBoundary:

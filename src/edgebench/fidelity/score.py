@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from edgebench.engines.base import EngineFailed, engine_failures, engine_outputs, failure_text
+from edgebench.engines.base import EngineBoundary, EngineFailed, failure_text
 from edgebench.engines.registry import ENGINES
 from edgebench.envs.record import require_runnable
 from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
@@ -117,8 +117,7 @@ def exact_subset_gap(engine, window: dict, ref: np.ndarray, positions: int, topk
     """Score `positions` positions with the whole vocabulary through vLLM's prompt_logprobs, and with
     the top-k bucket, on the same positions: the bound's shortfall, measured."""
     ids = window["ids"][: window["context"] + positions + 1]
-    with engine_failures():
-        full_result = engine.prompt_logprobs([ids], vocab)[0]
+    full_result = engine.prompt_logprobs([ids], vocab)[0]
     skip = window["context"]
     full = np.full((len(ids) - 1, vocab), -np.inf)
     np.put_along_axis(full, full_result.top_ids, full_result.top_logprobs, axis=1)
@@ -191,7 +190,7 @@ def score_engine(engine, windows: list[dict], ref, settings: dict, row: dict):
     """Teacher-forced scoring of a loaded engine into `row` (and the exact-subset gap where the
     engine gives only the top-k); returns the per-position scores."""
     topk, vocab = int(settings["topk"]), int(ref.shape[1])
-    results = engine_outputs(window_results(engine, windows, topk))
+    results = window_results(engine, windows, topk)
     per_position, summary, method = score_windows(ref, windows, results)
     row.update(summary, kl_method=method)
     if method == "topk_bucket" and settings["exact_subset_positions"] > 0:
@@ -230,15 +229,13 @@ def run_fidelity_arm(
     start = pd.Timestamp.now(tz="UTC")
     try:
         require_runnable(environment_of(config["arms"][arm_name]))
-        engine = make_engine(arm_cfg["engine"])
-        with engine_failures():
-            engine.import_engine()
-            load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
-            row["layer_kernels"] = json.dumps(engine.layer_kernels(), sort_keys=True)
+        engine = EngineBoundary(make_engine(arm_cfg["engine"]))  # every call into it fails as EngineFailed
+        engine.import_engine()
+        load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
+        row["layer_kernels"] = json.dumps(engine.layer_kernels(), sort_keys=True)
         per_position = score_engine(engine, windows, ref, settings, row)
-        with engine_failures():
-            row.update(greedy_agreement(engine, greedy_prompts, expected_greedy))
-            engine.close()
+        row.update(greedy_agreement(engine, greedy_prompts, expected_greedy))
+        engine.close()
         positions = positions_frame(arm_name, windows, per_position)
         print(
             f"{arm_name}: top1 {row['top1']:.4f}, kl_mean {row['kl_mean']:.5f} ({row['kl_method']}), "

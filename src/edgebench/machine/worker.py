@@ -4,6 +4,7 @@ numpy loads; the probe runs for a fixed wall time, so probes started together ov
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -21,6 +22,15 @@ def wait_until(start_at: float) -> None:
         time.sleep(delay)
 
 
+def timed_calls(call, seconds: float) -> tuple[int, float]:
+    """How many times `call` ran in `seconds` of wall time, and the exact time it took."""
+    count, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        call()
+        count += 1
+    return count, elapsed
+
+
 def gemm_rate(seconds: float, start_at: float = 0.0) -> dict:
     import numpy as np
 
@@ -30,10 +40,7 @@ def gemm_rate(seconds: float, start_at: float = 0.0) -> dict:
     out = np.empty_like(a)
     np.matmul(a, b, out=out)  # first call loads the BLAS kernels: not counted
     wait_until(start_at)
-    count, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        np.matmul(a, b, out=out)
-        count += 1
+    count, elapsed = timed_calls(functools.partial(np.matmul, a, b, out=out), seconds)
     return {"gflops": 2 * GEMM_N**3 * count / elapsed / 1e9, "calls": count, "elapsed_s": elapsed}
 
 
@@ -48,10 +55,7 @@ def linear_rate(dtype_name: str, seconds: float) -> float:
     x = torch.randn(LINEAR_ROWS, LINEAR_IN, generator=generator).to(dtype)
     weight = torch.randn(LINEAR_OUT, LINEAR_IN, generator=generator).to(dtype)
     torch.nn.functional.linear(x, weight)
-    count, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        torch.nn.functional.linear(x, weight)
-        count += 1
+    count, elapsed = timed_calls(functools.partial(torch.nn.functional.linear, x, weight), seconds)
     return 2 * LINEAR_ROWS * LINEAR_IN * LINEAR_OUT * count / elapsed / 1e9
 
 
