@@ -25,6 +25,7 @@ from edgebench.bench.arm_process import (
     wait_until_idle,
 )
 from edgebench.bench.guard import stolen_fraction
+from edgebench.bench.round_progress import RoundClock
 from edgebench.procfs import (
     CLOCK_TICKS,
     pinning_error,
@@ -299,10 +300,10 @@ def round_groups(pairs: list[tuple[str, str]], arms: dict, width: int) -> list[l
 def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
     """Every round: the pairs in a fresh order, as many at a time as there are cores."""
     rows = []
+    clock = RoundClock(settings.round_indices)
     for round_index in settings.round_indices:
         order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
         pairs = [tuple(key.split("|")) for key in order]
-        t_round = time.time()
         for group in round_groups(pairs, arms, len(settings.cores)):
             runs = placed_runs(group, settings, round_index)
             measured = pair_samples(runs, arms, load_errors, settings)
@@ -324,9 +325,5 @@ def run_interleaved_rounds(arms, load_errors, settings, progress) -> list[dict]:
                             "settle_s": settle,
                         }
                     )
-        done = [r for r in rows if r["round"] == round_index]
-        progress(
-            f"round {round_index + 1}/{settings.round_indices.stop} in {time.time() - t_round:.1f} s: "
-            + ", ".join(f"{r['arm']}@{r.get('core')} {r.get('decode_tok_s', float('nan')):.2f}" for r in done)
-        )
+        progress(clock.line(round_index, [r for r in rows if r["round"] == round_index]))
     return rows

@@ -38,7 +38,9 @@ from edgebench.bench.arm_process import (  # noqa: F401  (ArmProcess, ArmFailed:
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
 from edgebench.bench.interleave import run_interleaved_rounds
+from edgebench.bench.round_progress import RoundClock
 from edgebench.engines.registry import engine_info
+from edgebench.isa import refusal_in
 from edgebench.procfs import (
     CLOCK_TICKS,
     pinning_error,
@@ -121,7 +123,7 @@ def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: 
                     progress(f"loaded {name} in {time.time() - t0:.1f} s (pid {arms[name].proc.pid})")
                 except ArmFailed as error:
                     load_errors[name] = f"load failed: {error}"
-                    progress(f"{name} failed to load: {str(error)[:300]}")
+                    progress(load_failure_line(name, str(error)))
         if settings.design == "interleaved":
             return run_interleaved_rounds(arms, load_errors, settings, progress)
         if settings.design == "duet":
@@ -129,6 +131,13 @@ def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: 
         return _run_rounds(arms, load_errors, settings, progress)
     finally:
         stop_all(list(arms.values()))
+
+
+def load_failure_line(name: str, error: str) -> str:
+    """The log line of an arm that did not load: the CPU rule's sentence where that refused it (the
+    log tail's first lines are the engine library's warnings), else the start of the error."""
+    refusal = refusal_in(error)
+    return f"{name} is refused: {refusal}" if refusal else f"{name} failed to load: {error[:300]}"
 
 
 def duet_placement(pair: tuple[str, str], cores: list[int], round_index: int) -> dict[str, list[int]]:
@@ -298,9 +307,9 @@ def measure_together(
 
 def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
     rows = []
+    clock = RoundClock(settings.round_indices)
     for round_index in settings.round_indices:
         order = round_order([f"{a}|{b}" for a, b in settings.pairs], settings.seed, round_index)
-        t_round = time.time()
         for slot, key in enumerate(order):
             pair_names = tuple(key.split("|"))
             placement = duet_placement(pair_names, settings.cores, round_index)
@@ -334,23 +343,16 @@ def _run_duet_rounds(arms, load_errors, settings: SessionSettings, progress) -> 
             settle = max([wait_until_idle(arm) for arm in pair if arm.alive], default=0.0)
             for n in pair_names:
                 rows.append({**base[n], **measured[n], "settle_s": settle})
-        progress(
-            f"round {round_index + 1}/{settings.round_indices.stop} in {time.time() - t_round:.1f} s: "
-            + ", ".join(
-                f"{r['arm']}@{r.get('core')} {r.get('decode_tok_s', float('nan')):.2f}"
-                for r in rows
-                if r["round"] == round_index
-            )
-        )
+        progress(clock.line(round_index, [r for r in rows if r["round"] == round_index]))
     return rows
 
 
 def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[dict]:
     rows = []
     names = list(arms)
+    clock = RoundClock(settings.round_indices)
     for round_index in settings.round_indices:
         order = round_order(names, settings.seed, round_index)
-        t_round = time.time()
         for position, name in enumerate(order):
             arm = arms[name]
             row = {**sample_identity(name, round_index, position, order, settings), "design": "sequential"}
@@ -366,8 +368,5 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
                 except ArmFailed as error:
                     row.update(status="failed", error=str(error))
             rows.append(row)
-        progress(
-            f"round {round_index + 1}/{settings.round_indices.stop} in {time.time() - t_round:.1f} s: "
-            + ", ".join(f"{r['arm']} {r.get('decode_tok_s', float('nan')):.2f}" for r in rows[-len(order) :])
-        )
+        progress(clock.line(round_index, rows[-len(order) :], with_core=False))
     return rows
