@@ -42,7 +42,12 @@ def test_the_last_round_of_an_epoch_says_nothing_is_left():
 
 @pytest.mark.parametrize(
     ("elapsed", "done", "left", "expected"),
-    [(0.0, 0, 5, ""), (600.0, 2, 0, ""), (59.0, 1, 1, "under a minute left"), (61.0, 1, 1, "about 2 min left")],
+    [
+        (0.0, 0, 5, ""),
+        (600.0, 2, 0, ""),
+        (59.0, 1, 1, "under a minute left"),
+        (61.0, 1, 1, "about 2 min left"),
+    ],
 )
 def test_minutes_left_rounds_up_and_is_empty_when_nothing_is_known_or_left(elapsed, done, left, expected):
     assert minutes_left(elapsed, done, left) == expected
