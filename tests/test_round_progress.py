@@ -27,7 +27,7 @@ def test_each_round_line_projects_the_rounds_left_at_the_mean_pace():
     first = rounds.line(0, [{"arm": "a", "core": 0, "decode_tok_s": 8.5}, {"arm": "b", "core": 1}])
     assert first == "round 1/10 in 240.0 s (about 36 min left): a@0 8.50, b@1 nan"
     clock.t += 120.0  # a faster round pulls the mean pace (180 s) down
-    second = rounds.line(1, [{"arm": "a", "decode_tok_s": 9.0}], with_core=False)
+    second = rounds.line(1, [{"arm": "a", "decode_tok_s": 9.0}])  # a sequential row: no core
     assert second == f"round 2/10 in 120.0 s (about {math.ceil(8 * 180 / 60)} min left): a 9.00"
 
 

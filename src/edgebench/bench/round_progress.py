@@ -13,12 +13,13 @@ def minutes_left(elapsed_s: float, rounds_done: int, rounds_left: int) -> str:
     if rounds_done <= 0 or rounds_left <= 0:
         return ""
     minutes = elapsed_s / rounds_done * rounds_left / 60
-    return f"about {max(1, math.ceil(minutes))} min left" if minutes >= 1 else "under a minute left"
+    return f"about {math.ceil(minutes)} min left" if minutes >= 1 else "under a minute left"
 
 
-def sample_summary(row: dict, with_core: bool) -> str:
-    """One sample as "arm@core rate", nan where it failed."""
-    where = f"@{row.get('core')}" if with_core else ""
+def sample_summary(row: dict) -> str:
+    """One sample as "arm@core rate" ("arm rate" in a design that does not pin arms to cores), nan
+    where it failed."""
+    where = f"@{row['core']}" if "core" in row else ""
     return f"{row['arm']}{where} {row.get('decode_tok_s', float('nan')):.2f}"
 
 
@@ -31,7 +32,7 @@ class RoundClock:
         self.started = now()
         self.round_started = self.started
 
-    def line(self, round_index: int, rows: list[dict], with_core: bool = True) -> str:
+    def line(self, round_index: int, rows: list[dict]) -> str:
         now = self.now()
         done = round_index - self.round_indices.start + 1
         left = minutes_left(now - self.started, done, self.round_indices.stop - round_index - 1)
@@ -39,4 +40,4 @@ class RoundClock:
         self.round_started = now
         head = f"round {round_index + 1}/{self.round_indices.stop} in {took:.1f} s"
         head += f" ({left})" if left else ""
-        return head + ": " + ", ".join(sample_summary(r, with_core) for r in rows)
+        return head + ": " + ", ".join(sample_summary(r) for r in rows)

@@ -368,5 +368,5 @@ def _run_rounds(arms, load_errors, settings: SessionSettings, progress) -> list[
                 except ArmFailed as error:
                     row.update(status="failed", error=str(error))
             rows.append(row)
-        progress(clock.line(round_index, rows[-len(order) :], with_core=False))
+        progress(clock.line(round_index, rows[-len(order) :]))
     return rows
