@@ -12,11 +12,10 @@ from edgebench.agent.llm import VERIFIED, batching_speedup, run_llm_trials
 from edgebench.agent.policies import BASELINES
 from edgebench.agent.tasks import suite
 from edgebench.agent.verify import calibrate
+from edgebench.arm_refusal import require_cpu
 from edgebench.engines.base import EngineBoundary, EngineFailed, failure_text
-from edgebench.envs.record import require_runnable
 from edgebench.io import write_parquet
 from edgebench.isa import UnsupportedArm
-from edgebench.jobs import environment_of
 from edgebench.models.source import model_name
 from edgebench.provenance import digest_json, provenance
 from edgebench.rows import arm_row
@@ -101,7 +100,7 @@ def run_arm(config: dict, arm_name: str, build_dir: str, code_digest: str) -> pd
     strategies = [settings["strategy"], *others]
     start, frames = time.perf_counter(), []
     try:
-        require_runnable(environment_of(arm))
+        require_cpu(config, arm_name)  # before the engine starts: it would refuse at load
         engine = _loaded_engine(arm, build_dir, settings, len(tasks))
         for strategy in strategies:
             sampling, calibration = strategy_sampling(engine, settings, strategy)

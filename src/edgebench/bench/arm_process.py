@@ -175,7 +175,30 @@ class ArmProcess:
         self._reap()
 
 
-def stop_all(arms: list[ArmProcess]) -> None:
+@dataclass
+class RefusedArm:
+    """An arm the CPU rule refused before its process started: down from the first round (its rows
+    are failed, carrying the refusal), with no process to pin, pause or stop."""
+
+    name: str
+    error: str
+    tree: list[int] = field(default_factory=list)
+    layer_kernels: str = ""
+    paused: bool = False
+
+    alive = False
+
+    def resume(self) -> None:
+        """Nothing runs, so nothing is stopped (SIGSTOP) to resume."""
+
+    def ask_exit(self) -> bool:
+        return True  # nothing to ask
+
+    def stop(self) -> None:
+        """Nothing runs, so nothing is stopped."""
+
+
+def stop_all(arms: list[ArmProcess | RefusedArm]) -> None:
     """Stop every engine, all shutting down at once (each takes seconds; a session that restarts
     its engines pays that every epoch)."""
     for arm in arms:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from edgebench.arm_refusal import refusal
 from edgebench.bench.rep_process import run_worker
 from edgebench.bench.spec import engine_spec
 from edgebench.metrics import metric
@@ -74,13 +75,29 @@ def run_attempt(job: RepJob, attempt: int) -> dict:
         f"attempt {attempt}) on cores {cores}",
         flush=True,
     )
-    result = run_worker(spec, cores, float(bench["timeout_s"]), float(bench["sample_interval_s"]))
+    refused = refusal(config, arm_name)
+    if refused:  # the worker would refuse it at load: no process started only to say so
+        result = refused_result(refused)
+    else:
+        result = run_worker(spec, cores, float(bench["timeout_s"]), float(bench["sample_interval_s"]))
     if result["status"] == "ok" and result["stolen_frac"] > float(bench["contention_limit"]):
         result["status"] = "contended"
     row.update(result)
     row.update(study=study, round=slot["round"], attempt=attempt)
     print(f"{arm_name} rep {rep} attempt {attempt}: {row['status']} in {row['wall_s']:.1f} s", flush=True)
     return row
+
+
+def refused_result(error: str) -> dict:
+    """The worker's result fields for a rep the CPU rule refused before it started."""
+    return {
+        "status": "failed",
+        "error": error,
+        "wall_s": 0.0,
+        "peak_rss_anon_mb": float("nan"),
+        "stolen_frac": 0.0,
+        "rss_samples": 0,
+    }
 
 
 def measure_rep(job: RepJob, earlier: list[str]) -> list[dict]:

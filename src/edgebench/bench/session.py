@@ -29,6 +29,7 @@ from pathlib import Path
 from edgebench.bench.arm_process import (  # noqa: F401  (ArmProcess, ArmFailed: the session's API)
     ArmFailed,
     ArmProcess,
+    RefusedArm,
     failure_reason,
     round_order,
     sample_identity,
@@ -84,46 +85,37 @@ def single_thread(spec: EngineSpec) -> EngineSpec:
 
 
 def run_session(
-    specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress=print
+    specs: dict[str, EngineSpec],
+    settings: SessionSettings,
+    workdir: Path,
+    progress=print,
+    refused: dict[str, str] | None = None,
 ) -> list[dict]:
     """Load every arm, run the rounds, stop every arm; one row per sample. With `restart_rounds`,
-    each run of that many rounds (a process epoch, in the rows' `epoch`) has engines of its own."""
+    each run of that many rounds (a process epoch, in the rows' `epoch`) has engines of its own.
+    `refused`: arms the CPU rule refused (name -> failure text), which never start; their rows are
+    failed with that text."""
+    refused = refused or {}
     if 0 < settings.restart_rounds < settings.rounds:
         rows = []
         for epoch, start in enumerate(range(0, settings.rounds, settings.restart_rounds)):
             rounds = min(settings.restart_rounds, settings.rounds - start)
             part = replace(settings, rounds=rounds, first_round=start, restart_rounds=0)
             progress(f"process epoch {epoch + 1}: rounds {start + 1}-{start + rounds} on fresh engines")
-            rows += [{**row, "epoch": epoch} for row in run_epoch(specs, part, workdir, progress)]
+            rows += [{**row, "epoch": epoch} for row in run_epoch(specs, part, workdir, progress, refused)]
         return rows
-    return [{**row, "epoch": 0} for row in run_epoch(specs, settings, workdir, progress)]
+    return [{**row, "epoch": 0} for row in run_epoch(specs, settings, workdir, progress, refused)]
 
 
-def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress) -> list[dict]:
-    """Load every arm, run the epoch's rounds, stop every arm."""
+def run_epoch(
+    specs: dict[str, EngineSpec], settings: SessionSettings, workdir: Path, progress, refused: dict[str, str]
+) -> list[dict]:
+    """Load every arm the CPU rule does not refuse, run the epoch's rounds, stop every arm."""
     if settings.paired:
         specs = {name: single_thread(spec) for name, spec in specs.items()}
-    arms: dict[str, ArmProcess] = {}
-    load_errors: dict[str, str] = {}
+    arms: dict[str, ArmProcess | RefusedArm] = {}
     try:
-        names = list(specs)
-        # Loading is not measured: single-thread duet engines load side by side, as many at once
-        # as there are cores. Each starts on every session core, never one: a runtime that
-        # captures the mask its process started with (OpenVINO's thread pool) re-applies it to
-        # every thread it runs, which would keep it on that core whatever the coordinator pins.
-        width = len(settings.cores) if settings.paired else 1
-        for batch in [names[i : i + width] for i in range(0, len(names), width)]:
-            t0 = time.time()
-            for name in batch:
-                arms[name] = ArmProcess.start(name, specs[name], settings.cores, workdir)
-            for name in batch:
-                try:
-                    arms[name].wait_ready(settings.timeout_s)
-                    set_tree_affinity(arms[name].tree, settings.cores)
-                    progress(f"loaded {name} in {time.time() - t0:.1f} s (pid {arms[name].proc.pid})")
-                except ArmFailed as error:
-                    load_errors[name] = f"load failed: {error}"
-                    progress(load_failure_line(name, str(error)))
+        load_errors = load_arms(specs, settings, workdir, progress, refused, arms)
         if settings.design == "interleaved":
             return run_interleaved_rounds(arms, load_errors, settings, progress)
         if settings.design == "duet":
@@ -131,6 +123,37 @@ def run_epoch(specs: dict[str, EngineSpec], settings: SessionSettings, workdir: 
         return _run_rounds(arms, load_errors, settings, progress)
     finally:
         stop_all(list(arms.values()))
+
+
+def load_arms(specs, settings: SessionSettings, workdir: Path, progress, refused: dict, arms: dict) -> dict:
+    """Fill `arms` (in the specs' order, which the rounds' shuffles start from) with a started
+    process per arm, or a RefusedArm for one the CPU rule refused; returns each arm's load error.
+    `arms` is the caller's, so what started is stopped even if a later start fails."""
+    load_errors = {name: f"refused before start: {error}" for name, error in refused.items()}
+    for name, error in refused.items():
+        progress(load_failure_line(name, error))
+    names = [name for name in specs if name not in refused]
+    # Loading is not measured: single-thread duet engines load side by side, as many at once
+    # as there are cores. Each starts on every session core, never one: a runtime that
+    # captures the mask its process started with (OpenVINO's thread pool) re-applies it to
+    # every thread it runs, which would keep it on that core whatever the coordinator pins.
+    width = len(settings.cores) if settings.paired else 1
+    for batch in [names[i : i + width] for i in range(0, len(names), width)]:
+        t0 = time.time()
+        for name in batch:
+            arms[name] = ArmProcess.start(name, specs[name], settings.cores, workdir)
+        for name in batch:
+            try:
+                arms[name].wait_ready(settings.timeout_s)
+                set_tree_affinity(arms[name].tree, settings.cores)
+                progress(f"loaded {name} in {time.time() - t0:.1f} s (pid {arms[name].proc.pid})")
+            except ArmFailed as error:
+                load_errors[name] = f"load failed: {error}"
+                progress(load_failure_line(name, str(error)))
+    started = dict(arms)
+    arms.clear()
+    arms.update({name: started.get(name) or RefusedArm(name, refused[name]) for name in specs})
+    return load_errors
 
 
 def load_failure_line(name: str, error: str) -> str:
@@ -253,11 +276,7 @@ def warm_up(group: list[ArmProcess], placement: dict[str, list[int]], timeout_s:
 
 
 def measure_together(
-    group: list[ArmProcess],
-    placement: dict[str, list[int]],
-    idle: list[ArmProcess],
-    index: int,
-    settings: SessionSettings,
+    group: list[ArmProcess], placement: dict[str, list], idle: list, index: int, settings: SessionSettings
 ) -> dict[str, dict]:
     """The arms of a group (one arm, or a duet) warm up, then sample at the same time, each pinned
     to its cores; per arm, over its own active interval, the parent's view of CPU, run-queue wait,

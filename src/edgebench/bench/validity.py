@@ -148,7 +148,7 @@ def validity_rows(
     frame: pd.DataFrame, calibration: dict, gates: dict, effects: dict[str, float]
 ) -> list[dict]:
     """One row for the A/A twin (false alarms) and one per injected arm (power)."""
-    name, block_rounds = calibration["metric"], int(calibration["block_rounds"])
+    name = calibration["metric"]
     epochs = int(frame["epoch"].nunique()) if "epoch" in frame.columns else 1
     checks = [("false_alarm", calibration["twin"], 0.0)] + [
         ("power", arm, effects[arm]) for arm in calibration["injected"]
@@ -159,33 +159,8 @@ def validity_rows(
             calibration["baseline"] if kind == "false_alarm" else reference_partner(frame, calibration, arm)
         )
         found = check_estimates(frame, name, base, arm, epochs)
-        whole = found["whole"]
         own_rounds.append(found["own_rounds"])
-        rows.append(
-            {
-                "check": kind,
-                "arm": arm,
-                "baseline": base,
-                "metric": name,
-                "effect": effect,
-                "block_rounds": block_rounds,
-                **rate_fields(block_outcomes(found["gated"], base, arm, name, block_rounds, gates)),
-                "tolerance": float(gates["tolerance"]),
-                "whole_session_rounds": whole.n,  # paired values, or epochs when engines restarted
-                "epochs": epochs,
-                "whole_session_ratio": whole.ratio,
-                "whole_session_ci_low": whole.ci_low,
-                "whole_session_ci_high": whole.ci_high,
-                "measured_effect": 1 - whole.ratio,
-                "sd_log": whole.sd_log,
-                "paired_sd": found["paired_sd"],
-                "cpu_s_ratio": found["cpu"],
-                # the light calibration: the whole session's interval holds the injected loss
-                "covers_effect": bool(whole.ci_low <= 1 - effect <= whole.ci_high),
-                "whole_session_estimate": found["estimate"],
-                "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval",
-            }
-        )
+        rows.append(check_row(kind, arm, base, effect, found, calibration, gates, epochs))
     smallest = smallest_detected(rows)
     twin = next(row for row in rows if row["check"] == "false_alarm")
     reason = offset_reason(twin) if epochs == 1 else ""
@@ -198,6 +173,36 @@ def validity_rows(
         }
         for row, own in zip(rows, own_rounds, strict=True)
     ]
+
+
+def check_row(
+    kind: str, arm: str, base: str, effect: float, found: dict, calibration: dict, gates: dict, epochs: int
+) -> dict:
+    """One check's row: the gate's block outcomes and the whole session's estimate."""
+    name, block_rounds, whole = calibration["metric"], int(calibration["block_rounds"]), found["whole"]
+    return {
+        "check": kind,
+        "arm": arm,
+        "baseline": base,
+        "metric": name,
+        "effect": effect,
+        "block_rounds": block_rounds,
+        **rate_fields(block_outcomes(found["gated"], base, arm, name, block_rounds, gates)),
+        "tolerance": float(gates["tolerance"]),
+        "whole_session_rounds": whole.n,  # paired values, or epochs when engines restarted
+        "epochs": epochs,
+        "whole_session_ratio": whole.ratio,
+        "whole_session_ci_low": whole.ci_low,
+        "whole_session_ci_high": whole.ci_high,
+        "measured_effect": 1 - whole.ratio,
+        "sd_log": whole.sd_log,
+        "paired_sd": found["paired_sd"],
+        "cpu_s_ratio": found["cpu"],
+        # the light calibration: the whole session's interval holds the injected loss
+        "covers_effect": bool(whole.ci_low <= 1 - effect <= whole.ci_high),
+        "whole_session_estimate": found["estimate"],
+        "method": "sequential gate on disjoint blocks of warm rounds; Wilson 95% interval",
+    }
 
 
 def offset_reason(twin: dict) -> str:

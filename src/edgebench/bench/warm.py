@@ -6,6 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from edgebench.arm_refusal import refusal
 from edgebench.bench.session import SessionSettings, run_session
 from edgebench.bench.spec import engine_spec
 from edgebench.rows import arm_row
@@ -51,13 +52,14 @@ def measure_session(
     arms = session_arms(config)
     specs = {name: engine_spec(config, name, build_dirs[config["arms"][name]["build"]]) for name in arms}
     settings = settings_from(config, session)
+    refused = {name: why for name in arms if (why := refusal(config, name))}
     print(
         f"warm session {session} ({settings.design}): {len(arms)} arms x {settings.rounds} rounds on cores "
         f"{settings.cores}; duets: {settings.pairs}",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="edgebench-warm-") as workdir:
-        samples = run_session(specs, settings, Path(workdir), progress=_progress)
+        samples = run_session(specs, settings, Path(workdir), progress=_progress, refused=refused)
         for arm in arms:  # every engine's own log goes to the rule's log
             log = Path(workdir) / f"{arm.replace('/', '_')}.log"
             if log.exists():

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from edgebench.arm_refusal import refusal
+from edgebench.bench.contract import EngineSpec
 from edgebench.bench.rep_process import root_cause
 from edgebench.bench.spec import engine_spec
 from edgebench.diagnostics.ledger import LEDGER_COLUMNS
@@ -23,28 +25,9 @@ def run_memory_ledger(
 ) -> pd.DataFrame:
     spec = engine_spec(config, arm_name, str(Path(build_json).parent))
     base = arm_row(config, arm_name, code_digest=code_digest, cpus=config["bench"].get("cpus"))
-    with tempfile.TemporaryDirectory(prefix="edgebench-ledger-") as tmp:
-        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec_path.write_text(json.dumps(spec.to_json()))
-        print(f"memory ledger: {arm_name} ({spec.build_dir})", flush=True)
-        try:
-            proc = subprocess.run(
-                [spec.python, "-m", "edgebench.diagnostics.ledger", str(spec_path), str(out_path)],
-                timeout=timeout_s,
-                check=False,
-                env=os.environ.copy(),
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            print(proc.stderr, file=sys.stderr, flush=True)  # the ledger process's log stays in the rule's
-            error = (
-                ""
-                if proc.returncode == 0
-                else f"ledger process exited {proc.returncode}: {root_cause(proc.stderr)}"
-            )
-        except subprocess.TimeoutExpired:
-            error = f"ledger process timed out after {timeout_s} s"
-        rows = json.loads(out_path.read_text()) if not error else []
+    print(f"memory ledger: {arm_name} ({spec.build_dir})", flush=True)
+    error = refusal(config, arm_name) or ""  # the ledger process would refuse it at load
+    rows, error = ([], error) if error else ledger_process(spec, timeout_s)
     if error:
         rows = [{column: None for column in LEDGER_COLUMNS} | {"component": "(failed)", "mb": float("nan")}]
     frame = pd.DataFrame(
@@ -54,3 +37,25 @@ def run_memory_ledger(
     shown = [c for c in ("process", "component", "kind", "mb") if c in frame]
     print(frame[shown].to_string())
     return frame
+
+
+def ledger_process(spec: EngineSpec, timeout_s: float) -> tuple[list[dict], str]:
+    """The ledger's rows from a fresh process, or none and why that process failed."""
+    with tempfile.TemporaryDirectory(prefix="edgebench-ledger-") as tmp:
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec_path.write_text(json.dumps(spec.to_json()))
+        try:
+            proc = subprocess.run(
+                [spec.python, "-m", "edgebench.diagnostics.ledger", str(spec_path), str(out_path)],
+                timeout=timeout_s,
+                check=False,
+                env=os.environ.copy(),
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        except subprocess.TimeoutExpired:
+            return [], f"ledger process timed out after {timeout_s} s"
+        print(proc.stderr, file=sys.stderr, flush=True)  # the ledger process's log stays in the rule's
+        if proc.returncode != 0:
+            return [], f"ledger process exited {proc.returncode}: {root_cause(proc.stderr)}"
+        return json.loads(out_path.read_text()), ""

@@ -14,13 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from edgebench.arm_refusal import require_cpu
 from edgebench.engines.base import EngineBoundary, EngineFailed, failure_text
 from edgebench.engines.registry import ENGINES
-from edgebench.envs.record import require_runnable
 from edgebench.fidelity.stats import kl_exact, kl_topk_bucket, summarize
 from edgebench.io import write_parquet
 from edgebench.isa import UnsupportedArm
-from edgebench.jobs import environment_of
 from edgebench.rows import arm_row
 from edgebench.tables import rows_frame
 
@@ -198,6 +197,19 @@ def score_engine(engine, windows: list[dict], ref, settings: dict, row: dict):
     return per_position
 
 
+# a failed arm's positions table: no rows, the same columns
+POSITION_COLUMNS = [
+    "arm",
+    "doc",
+    "position",
+    "kl",
+    "top1_ref",
+    "top1_arm",
+    "p_ref_token",
+    "logprob_arm_token",
+]
+
+
 def run_fidelity_arm(
     config: dict,
     arm_name: str,
@@ -223,12 +235,10 @@ def run_fidelity_arm(
     expected_greedy = json.loads(Path(reference_greedy_json).read_text())
     ref = np.load(reference_npy, mmap_mode="r")
     vocab = int(ref.shape[1])
-    positions = pd.DataFrame(
-        columns=["arm", "doc", "position", "kl", "top1_ref", "top1_arm", "p_ref_token", "logprob_arm_token"]
-    )
+    positions = pd.DataFrame(columns=POSITION_COLUMNS)
     start = pd.Timestamp.now(tz="UTC")
     try:
-        require_runnable(environment_of(config["arms"][arm_name]))
+        require_cpu(config, arm_name)  # before the engine starts: it would refuse at load
         engine = EngineBoundary(make_engine(arm_cfg["engine"]))  # every call into it fails as EngineFailed
         engine.import_engine()
         load_for_fidelity(engine, str(Path(build_json).parent), arm_cfg, settings, vocab)
