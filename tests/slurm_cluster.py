@@ -69,6 +69,24 @@ def _wait(check, seconds: float, what: str) -> None:
     raise TimeoutError(f"{what} did not come up within {seconds:.0f} s")
 
 
+def _munged(root: Path, key: Path) -> subprocess.Popen:
+    """The test cluster's munge daemon, its socket and files in `root`."""
+    return subprocess.Popen(
+        [
+            "munged",
+            "--foreground",
+            "--force",
+            f"--socket={root}/munge.socket",
+            f"--key-file={key}",
+            f"--pid-file={root}/munged.pid",
+            f"--log-file={root}/munged.log",
+            f"--seed-file={root}/munged.seed",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 @contextmanager
 def slurm_cluster(root: Path):
     """Yields the environment (SLURM_CONF) under which sbatch/squeue reach the test cluster."""
@@ -84,39 +102,12 @@ def slurm_cluster(root: Path):
     env = {**os.environ, "SLURM_CONF": str(conf)}
     procs: list[subprocess.Popen] = []
     try:
-        procs.append(
-            subprocess.Popen(
-                [
-                    "munged",
-                    "--foreground",
-                    "--force",
-                    f"--socket={root}/munge.socket",
-                    f"--key-file={key}",
-                    f"--pid-file={root}/munged.pid",
-                    f"--log-file={root}/munged.log",
-                    f"--seed-file={root}/munged.seed",
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
+        procs.append(_munged(root, key))
         _wait(lambda: (root / "munge.socket").exists(), 30, "munged")
-        procs.append(
-            subprocess.Popen(
-                ["slurmctld", "-D", "-c", "-f", str(conf)],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+        for daemon in (["slurmctld", "-D", "-c", "-f", str(conf)], ["slurmd", "-D", "-f", str(conf)]):
+            procs.append(
+                subprocess.Popen(daemon, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             )
-        )
-        procs.append(
-            subprocess.Popen(
-                ["slurmd", "-D", "-f", str(conf)],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
 
         def idle() -> bool:
             out = subprocess.run(
@@ -134,5 +125,5 @@ def slurm_cluster(root: Path):
                     proc.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-                    proc.wait()
+                    proc.wait(timeout=30)
         conf.unlink(missing_ok=True)

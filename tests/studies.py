@@ -79,7 +79,14 @@ def write_study(
     compare = pd.DataFrame(compare_rows(warm, "vllm/bf16", ["decode_tok_s", "prefill_tok_s"]))
     compare.to_parquet(tables / "compare.parquet")
     if machine:
-        lines = [
+        machine_lines(machine).to_parquet(tables / "machine.parquet")
+    return root
+
+
+def machine_lines(machine: dict) -> pd.DataFrame:
+    """A machine table: one line per fingerprint entry, numbers measured and text static."""
+    return pd.DataFrame(
+        [
             {
                 "machine_digest": machine["digest"],
                 "line": k,
@@ -91,5 +98,4 @@ def write_study(
             }
             for k, v in machine["lines"].items()
         ]
-        pd.DataFrame(lines).to_parquet(tables / "machine.parquet")
-    return root
+    )

@@ -159,28 +159,32 @@ def test_the_closure_holds_every_module_modulefinder_finds():
     assert package / "bench" / "worker.py" in closure(ROOT / "workflow" / "scripts" / "bench_rep.py")
 
 
-def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_study):
-    pairs, rules, graph = stand_in_study
-    checkouts = [checkout for checkout, _ in pairs]
-    modules = sorted(p.relative_to(checkouts[0]) for p in (checkouts[0] / "src" / "edgebench").rglob("*.py"))
-    package = checkouts[0] / "src" / "edgebench"
+def module_classes(checkout: Path, rules: set[str], modules: list[Path]) -> dict[frozenset, list[Path]]:
+    """The modules grouped by the set of rules that can run them (checkout-relative paths).
+
+    Modules that the same rules can run form one class, and one dry run edits every module of a
+    class at once: a digest is a hash over the rule's closure, so an edit to any member changes
+    exactly the same digests (that the closure holds every module is checked above). One dry run
+    per class, not per module, keeps the test's cost at the number of distinct rule sets."""
+    package = checkout / "src" / "edgebench"
     # closures are read once, before the threads (ast.parse is not thread-safe), as checkout paths
     can_run_of = {
-        rule: {
-            p.relative_to(checkouts[0]) for p in closure(script, package) if p.is_relative_to(checkouts[0])
-        }
-        for rule, script in rule_scripts(checkouts[0]).items()
+        rule: {p.relative_to(checkout) for p in closure(script, package) if p.is_relative_to(checkout)}
+        for rule, script in rule_scripts(checkout).items()
         if rule in rules
     }
-
-    # Modules that the same rules can run form one class, and one dry run edits every module of a
-    # class at once: a digest is a hash over the rule's closure, so an edit to any member changes
-    # exactly the same digests (that the closure holds every module is checked above). One dry run
-    # per class, not per module, keeps this test's cost at the number of distinct rule sets.
     classes: dict[frozenset, list[Path]] = {}
     for module in modules:
         can_run = frozenset(rule for rule, files in can_run_of.items() if module in files)
         classes.setdefault(can_run, []).append(module)
+    return classes
+
+
+def test_editing_any_module_reruns_exactly_the_rules_that_can_run_it(stand_in_study):
+    pairs, rules, graph = stand_in_study
+    checkouts = [checkout for checkout, _ in pairs]
+    modules = sorted(p.relative_to(checkouts[0]) for p in (checkouts[0] / "src" / "edgebench").rglob("*.py"))
+    classes = module_classes(checkouts[0], rules, modules)
     locks = {str(checkout): threading.Lock() for checkout in checkouts}
 
     def check(job):
@@ -244,9 +248,25 @@ def _config_edit(config: dict, section: str) -> dict | None:
     return None
 
 
-def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in_study):
+def sections_read(
+    edits: list, rules: set[str], scripts: dict[str, Path], config: dict
+) -> dict[str, set[str]]:
+    """Each edited section -> the rules whose code reads it (run_id: every rule stamps it), read
+    before the threads (ast.parse is not thread-safe)."""
     from edgebench.codeclosure import config_sections_read
 
+    return {
+        section: {
+            r
+            for r in rules
+            if r in scripts
+            and (section == "run_id" or section in config_sections_read(str(scripts[r]), tuple(config)))
+        }
+        for section, _ in edits
+    }
+
+
+def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in_study):
     pairs, rules, graph = stand_in_study
     checkout = pairs[0][0]
     scripts = rule_scripts(checkout)
@@ -261,17 +281,7 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
         if section not in ("roadmap", "retractions")
         and (changed := _config_edit(config, section)) is not None
     ]
-    # the rules whose code reads each section (run_id: every rule stamps it), read before the
-    # threads (ast.parse is not thread-safe) ...
-    reads = {
-        section: {
-            r
-            for r in rules
-            if r in scripts
-            and (section == "run_id" or section in config_sections_read(str(scripts[r]), tuple(config)))
-        }
-        for section, _ in edits
-    }
+    reads = sections_read(edits, rules, scripts, config)
     locks = {str(checkout): threading.Lock() for checkout, _ in pairs}
 
     def dry_run(job):
@@ -289,7 +299,8 @@ def test_editing_a_config_section_reruns_exactly_the_rules_that_read_it(stand_in
     with ThreadPoolExecutor(len(pairs)) as pool:
         outs = list(pool.map(dry_run, jobs))
     for section, out in outs:
-        # ... and those whose Snakefile params name it, directly or through a helper of common.smk
+        # the rules whose code reads it, and those whose Snakefile params name it, directly or
+        # through a helper of common.smk
         declared = {r for r in rules if section in declared_sections(blocks.get(r, ""), helpers)}
         direct = directly_rerun(out)
         assert direct <= reads[section] | declared, (section, sorted(direct - reads[section] - declared))
