@@ -117,7 +117,7 @@ def test_a_refused_session_arm_never_starts_and_the_others_are_measured(config, 
 
 def test_the_start_of_a_run_lists_every_arm_the_cpu_refuses_and_why(config):
     """The kernel rule and an environment's own CPU rule (read from its spec before it is built)."""
-    from edgebench.arm_refusal import refusal_summary, refused_arms
+    from edgebench.refusal_summary import refusal_summary, refused_arms
 
     assert set(refused_arms(config, WITHOUT_AVX512, "AuthenticAMD")) == {INT4, "vllm/gptq-w4g64-w4a8emu"}
     assert refused_arms(config, WITH_AVX512, "AuthenticAMD") == {}

@@ -103,9 +103,9 @@ def test_bench_table_has_cold_reps_with_finite_positive_metrics(study):
 def test_the_run_names_the_arms_this_cpu_refuses_before_its_first_job(study):
     """Snakemake's log lists them (the kernel rule's sentence each) ahead of every job; a CPU that
     runs every arm gets no such line."""
-    from edgebench.arm_refusal import refused_arms
     from edgebench.config import load_config
     from edgebench.machine.identity import cpuinfo_field
+    from edgebench.refusal_summary import refused_arms
 
     log = sorted((study / ".snakemake" / "log").glob("*.snakemake.log"))[0].read_text()
     config = load_config(study / "config" / "config.yaml")

@@ -9,7 +9,6 @@ a study without the flags an arm needs would pay it in every rep, session, fidel
 from __future__ import annotations
 
 from edgebench.envs.record import require_runnable
-from edgebench.envs.spec import cpu_refusal
 from edgebench.isa import UnsupportedArm, require_kernel
 from edgebench.jobs import environment_of
 from edgebench.procfs import cpu_flags
@@ -32,34 +31,3 @@ def refusal(config: dict, arm_name: str, flags: set[str] | None = None) -> str |
     except UnsupportedArm as error:
         return f"UnsupportedArm: {error}"
     return None
-
-
-def refused_arms(config: dict, flags: set[str], vendor: str) -> dict[str, str]:
-    """Every arm of the study that this CPU refuses, by the rule of the environment it names (read
-    from the config's spec; the job reads the built record) or of its kernel, with the sentence.
-    What a study started here will record as failed rows for those arms."""
-    refused = {}
-    for name, arm in config["arms"].items():
-        env = arm.get("env")
-        spec = config.get("environments", {}).get(env) if env else None
-        why = cpu_refusal(env, spec, flags, vendor) if spec else None
-        if why is None:
-            try:
-                require_kernel(arm_kernel(config, name, flags), flags, name)
-            except UnsupportedArm as error:
-                why = str(error)
-        if why:
-            refused[name] = why
-    return refused
-
-
-def refusal_summary(config: dict, flags: set[str], vendor: str) -> list[str]:
-    """Lines for the start of a run: the arms this CPU refuses, each with its reason."""
-    refused = refused_arms(config, flags, vendor)
-    if not refused:
-        return []
-    return [
-        f"{len(refused)} of {len(config['arms'])} arms are refused on this CPU (their rows will be "
-        "failed, saying why; on a cluster each job applies the rule to its own node's CPU):",
-        *(f"  {why}" if why.startswith(name) else f"  {name}: {why}" for name, why in refused.items()),
-    ]

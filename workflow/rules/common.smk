@@ -3,7 +3,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from edgebench.arm_refusal import refusal_summary
+from edgebench.refusal_summary import refusal_summary
 from edgebench.config import ConfigError, study_config
 from edgebench.engines.registry import ENGINES, TOOL_METHODS, check_feature, supports
 from edgebench.items.roadmap import (
