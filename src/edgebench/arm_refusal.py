@@ -23,6 +23,15 @@ def require_cpu(config: dict, arm_name: str, flags: set[str] | None = None) -> N
     require_kernel(arm_kernel(config, arm_name, flags), flags, arm_name)
 
 
+def kernel_refusal(config: dict, arm_name: str, flags: set[str]) -> str | None:
+    """The kernel rule's sentence for an arm this CPU cannot run, or None (no environment read)."""
+    try:
+        require_kernel(arm_kernel(config, arm_name, flags), flags, arm_name)
+    except UnsupportedArm as error:
+        return str(error)
+    return None
+
+
 def refusal(config: dict, arm_name: str, flags: set[str] | None = None) -> str | None:
     """A refused arm's failure text (`UnsupportedArm: ...`, as an engine that refused at load
     reports it), or None where this CPU runs the arm."""

@@ -7,9 +7,8 @@ environment's pins must rerun only that environment's arms).
 
 from __future__ import annotations
 
+from edgebench.arm_refusal import kernel_refusal
 from edgebench.envs.spec import cpu_refusal
-from edgebench.isa import UnsupportedArm, require_kernel
-from edgebench.rows import arm_kernel
 
 
 def refused_arms(config: dict, flags: set[str], vendor: str) -> dict[str, str]:
@@ -20,12 +19,7 @@ def refused_arms(config: dict, flags: set[str], vendor: str) -> dict[str, str]:
     for name, arm in config["arms"].items():
         env = arm.get("env")
         spec = config.get("environments", {}).get(env) if env else None
-        why = cpu_refusal(env, spec, flags, vendor) if spec else None
-        if why is None:
-            try:
-                require_kernel(arm_kernel(config, name, flags), flags, name)
-            except UnsupportedArm as error:
-                why = str(error)
+        why = (cpu_refusal(env, spec, flags, vendor) if spec else None) or kernel_refusal(config, name, flags)
         if why:
             refused[name] = why
     return refused

@@ -26,8 +26,8 @@ def run_memory_ledger(
     spec = engine_spec(config, arm_name, str(Path(build_json).parent))
     base = arm_row(config, arm_name, code_digest=code_digest, cpus=config["bench"].get("cpus"))
     print(f"memory ledger: {arm_name} ({spec.build_dir})", flush=True)
-    error = refusal(config, arm_name) or ""  # the ledger process would refuse it at load
-    rows, error = ([], error) if error else ledger_process(spec, timeout_s)
+    refused = refusal(config, arm_name)  # the ledger process would refuse it at load
+    rows, error = ([], refused) if refused else ledger_process(spec, timeout_s)
     if error:
         rows = [{column: None for column in LEDGER_COLUMNS} | {"component": "(failed)", "mb": float("nan")}]
     frame = pd.DataFrame(
