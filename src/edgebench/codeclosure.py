@@ -11,9 +11,11 @@ any of those files changes the digest and reruns exactly the rules whose scripts
 from __future__ import annotations
 
 import ast
+import hashlib
 from functools import cache
 from pathlib import Path
 
+from edgebench.file_facts_cache import FileFactsCache, cache_file, file_key
 from edgebench.provenance import digest_files
 
 PACKAGE_NAME = "edgebench"
@@ -70,8 +72,30 @@ def _read_nodes(path: Path, version: tuple[int, int]) -> tuple[ast.AST, ...]:
     return tuple(node for node in ast.walk(parsed(path)) if isinstance(node, _READ_NODES))
 
 
+# Facts of a file outlive the process on disk (a dry run is mostly this reading otherwise); the
+# reader's own source is part of the cache's identity, so a change here discards every entry.
+_DISK = FileFactsCache(cache_file(), hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16])
+
+
 @cache
+def _file_facts(path: Path, package: Path, version: tuple[int, int]) -> dict[str, list[str]]:
+    """The file's imported names and config keys read, from disk when its bytes were read before."""
+    key = file_key(path, package, path.read_bytes())
+    facts = _DISK.get(key)
+    if facts is None:
+        facts = {
+            "names": sorted(_read_imported_names(path, package)),
+            "config_keys": sorted(_read_config_keys(path)),
+        }
+        _DISK.put(key, facts)
+    return facts
+
+
 def _imported_names(path: Path, package: Path, version: tuple[int, int]) -> frozenset[str]:
+    return frozenset(_file_facts(path, package, version)["names"])
+
+
+def _read_imported_names(path: Path, package: Path) -> set[str]:
     """Every module name the file may load: import statements (`from a import b` may be a.b), and
     dotted names in strings that start processes or name classes (`-m edgebench.bench.worker`)."""
     inside = path.is_relative_to(package)
@@ -96,7 +120,7 @@ def _imported_names(path: Path, package: Path, version: tuple[int, int]) -> froz
                 module = node.module or ""
             names.add(module)
             names.update(f"{module}.{alias.name}" for alias in node.names)
-    return frozenset(names)
+    return names
 
 
 def imported_files(path: Path, package: Path = PACKAGE) -> tuple[Path, ...]:
@@ -167,8 +191,11 @@ def config_keys_read(path: Path) -> frozenset[str]:
     return _config_keys_read(path, version_of(path))
 
 
-@cache
 def _config_keys_read(path: Path, version: tuple[int, int]) -> frozenset[str]:
+    return frozenset(_file_facts(path, PACKAGE, version)["config_keys"])
+
+
+def _read_config_keys(path: Path) -> set[str]:
     keys: set[str] = set()
     for node in read_nodes(path):
         if isinstance(node, ast.Subscript) and _is_config(node.value):
@@ -185,7 +212,7 @@ def _config_keys_read(path: Path, version: tuple[int, int]) -> frozenset[str]:
             continue
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             keys.add(key.value)
-    return frozenset(keys)
+    return keys
 
 
 @cache
