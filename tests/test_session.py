@@ -309,14 +309,15 @@ def test_restart_rounds_give_each_process_epoch_engines_of_its_own(tiny_model, t
     specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b")}
     messages = []
     session = SessionSettings(
-        rounds=5, seed=7, cores=two_cores, timeout_s=120, contention_limit=1.0, restart_rounds=2
+        rounds=3, seed=7, cores=two_cores, timeout_s=120, contention_limit=1.0, restart_rounds=2
     )
     rows = run_session(specs, session, tmp_path, progress=messages.append)
+    # the last epoch is short: it has the one round left over
     assert sorted((row["round"], row["epoch"]) for row in rows if row["arm"] == "hf/a") == [
-        (0, 0), (1, 0), (2, 1), (3, 1), (4, 2)
+        (0, 0), (1, 0), (2, 1)
     ]  # fmt: skip
     assert all(row["status"] == "ok" for row in rows), [row["error"] for row in rows]
     pids = [m.rsplit("pid ", 1)[1].rstrip(")") for m in messages if m.startswith("loaded hf/a")]
-    assert len(pids) == len(set(pids)) == 3  # three epochs, three processes of the arm
+    assert len(pids) == len(set(pids)) == 2  # two epochs, two processes of the arm
     orders = {row["round"]: json.loads(row["round_order"]) for row in rows}
-    assert orders == {r: round_order(list(specs), 7, r) for r in range(5)}  # as without restarts
+    assert orders == {r: round_order(list(specs), 7, r) for r in range(3)}  # as without restarts
