@@ -9,7 +9,10 @@ sides, so its own speed offset cancels.
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the resident arm process imports this module: pandas would only add to its memory
+    import pandas as pd
 
 
 def injection_on(round_index: int) -> bool:
