@@ -16,7 +16,7 @@ from edgebench.bench.interleave import burst_rate, concurrent_groups, first_fit
 from edgebench.bench.noise import noise_rows
 from edgebench.bench.session import SessionSettings, run_session
 
-from .conftest import hf_spec, require_idle, skip_if_still_busy
+from .conftest import hf_spec, require_idle, skip_if_disturbed
 from .test_session import hogging
 
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
@@ -135,7 +135,7 @@ def test_a_busy_loop_on_one_core_flags_the_pair_on_that_core_only(tiny_model, tm
     assert min(r["pair_wall_s"] for r in rows) > 0.5, rows  # long enough to resolve the limit
     on_loaded = [r for r in rows if r["core"] == loaded]
     on_other = [r for r in rows if r["core"] == other]
-    skip_if_still_busy(any(r["status"] != "ok" for r in on_other), [other])
+    skip_if_disturbed(on_other, [other], limit=0.25)
     assert all(r["status"] == "contended" for r in on_loaded), rows
     assert min(r["stolen_frac"] for r in on_loaded) > max(r["stolen_frac"] for r in on_other), rows
     assert all(r["status"] == "ok" for r in on_other), rows
@@ -164,8 +164,9 @@ def test_engines_of_other_pairs_are_stopped_while_a_group_is_measured(tiny_model
                                             and o["concurrent_pairs"] == 2 for o in rows)]  # fmt: skip
     assert waiting, rows  # some group ran while hf/e waited
     assert all(r["idle_engines_cpu_s"] == 0 for r in waiting), waiting
-    # their guard verdicts also need the cores free of other processes, which this test does not control
-    skip_if_still_busy(any(r["status"] != "ok" for r in waiting), two_cores)
+    # their guard verdicts also need cores free of other processes and of the hypervisor's steal,
+    # which this test does not control
+    skip_if_disturbed(waiting, two_cores, limit=0.25)
     assert all(r["status"] == "ok" for r in waiting), waiting
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from edgebench.bench.session import SessionSettings, round_order, run_session
 
-from .conftest import TINY_MODEL, hf_spec, require_idle, skip_if_still_busy, usable_cores
+from .conftest import TINY_MODEL, hf_spec, require_idle, skip_if_disturbed, usable_cores
 
 BENCH = {"prefill_tokens": 32, "decode_tokens": 16, "max_model_len": 128}
 
@@ -170,6 +170,9 @@ def duet_tokens(duet_model) -> tuple[int, int]:
     return fast, min(1600, math.ceil(2.5 * fast))
 
 
+DUET_LIMIT = 0.25
+
+
 def _duet(model_dir, tmp_path, rounds, cores, tokens):
     # samples long enough that one 10 ms clock tick of foreign time is a small share of them (the
     # faster arm's second and more is 100 ticks); the limit sits between what the old guard charged
@@ -186,7 +189,7 @@ def _duet(model_dir, tmp_path, rounds, cores, tokens):
         seed=3,
         cores=cores,
         timeout_s=120,
-        contention_limit=0.25,
+        contention_limit=DUET_LIMIT,
         design="duet",
         pairs=[("hf/fast", "hf/slow")],
     )
@@ -201,7 +204,7 @@ def test_an_idle_core_after_its_arm_finished_first_never_flags_that_arm(
     require_idle(two_cores)  # another process's ordinary-priority load would rightly flag the arm
     with hogging([[core] for core in two_cores]):
         rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores, tokens=duet_tokens)
-    skip_if_still_busy(any(r["status"] != "ok" for r in rows), two_cores)
+    skip_if_disturbed(rows, two_cores, DUET_LIMIT, wall="wall_s")
     fast = [r for r in rows if r["arm"] == "hf/fast"]
     slow = [r for r in rows if r["arm"] == "hf/slow"]
     assert all(f["wall_s"] < s["wall_s"] for f, s in zip(fast, slow, strict=True))  # fast finishes first
@@ -218,7 +221,7 @@ def test_a_busy_loop_on_one_core_flags_only_the_arm_on_that_core(
         rows = _duet(duet_model, tmp_path, rounds=2, cores=two_cores, tokens=duet_tokens)
     on_loaded = [r for r in rows if r["core"] == loaded]
     on_other = [r for r in rows if r["core"] == other]
-    skip_if_still_busy(any(r["status"] != "ok" for r in on_other), [other])
+    skip_if_disturbed(on_other, [other], DUET_LIMIT, wall="wall_s")
     assert all(r["status"] == "contended" for r in on_loaded), rows
     # the guard charges the loop to the arm it ran beside, not to its partner on the other core
     assert min(r["stolen_frac"] for r in on_loaded) > max(r["stolen_frac"] for r in on_other), rows
