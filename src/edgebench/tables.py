@@ -146,7 +146,7 @@ TABLES = _tables(
     Table(
         "bench",
         "study_table",
-        columns=(*ROW_COLUMNS, "study", "round", "stolen_frac", "attempt", *COLD_METRICS),
+        columns=(*ROW_COLUMNS, "study", "round", "stolen_frac", "steal_s", "attempt", *COLD_METRICS),
         raw="reps",
         retractable=True,
     ),

@@ -96,6 +96,7 @@ def refused_result(error: str) -> dict:
         "wall_s": 0.0,
         "peak_rss_anon_mb": float("nan"),
         "stolen_frac": 0.0,
+        "steal_s": 0.0,
         "rss_samples": 0,
     }
 

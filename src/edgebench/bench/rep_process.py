@@ -22,7 +22,7 @@ from pathlib import Path
 from edgebench.bench.contract import EngineSpec
 from edgebench.bench.guard import stolen_fraction
 from edgebench.engines.base import spawn_env
-from edgebench.procfs import children_of, read_proc_stat, tree_cpu_ticks, tree_rss_anon_mb
+from edgebench.procfs import CLOCK_TICKS, children_of, read_proc_stat, tree_cpu_ticks, tree_rss_anon_mb
 
 
 @dataclass
@@ -63,7 +63,8 @@ def _tail(text: str, limit: int = 2000) -> str:
 
 
 def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s: float) -> dict:
-    """Run one rep; returns measured values plus status, error, stolen_frac and wall_s."""
+    """Run one rep; returns measured values plus status, error, stolen_frac (the guard's share,
+    the hypervisor's steal included), steal_s and wall_s."""
     with tempfile.TemporaryDirectory(prefix="edgebench-rep-") as tmp:
         spec_path, out_path, log_path = (Path(tmp) / n for n in ("spec.json", "out.json", "worker.log"))
         env = spawn_env(spec.options)
@@ -98,6 +99,7 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
             started_at=datetime.fromtimestamp(t_parent, UTC).isoformat(),
             peak_rss_anon_mb=sampler.peak_rss_mb if sampler.samples else float("nan"),
             stolen_frac=stolen_fraction(cpu_before, cpu_after, cores, own_ticks, wall_s),
+            steal_s=sum(cpu_after[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
             rss_samples=sampler.samples,
         )
         return result
