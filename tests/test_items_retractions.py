@@ -1,3 +1,4 @@
+import math
 import os
 
 import pandas as pd
@@ -69,6 +70,34 @@ def test_paired_ratio_verdicts_come_from_the_sequential_analysis():
     lost.loc[(lost["arm"] == "cand") & (lost["round"] > 0), "status"] = "contended"
     verdict, evidence = evaluate(item, lost, [])[:2]
     assert verdict == "too few pairs" and evidence["contended_samples"].iloc[0] == 5
+
+
+def test_a_gateable_claim_is_judged_on_the_interval_of_its_mde_not_on_one_reading():
+    """Two cold-rep pairs whose spread happens to be small give an MDE within the tolerance, but a
+    spread read from two pairs could be many times larger: inconclusive, where a point MDE said
+    confirmed (and the next run, with another spread, refuted). Forty such pairs decide it."""
+    item = {
+        "id": "G",
+        "starts_from": {"table": "bench", "metric": "peak_rss_anon_mb", "arms": ["base", "cand"]},
+        "expect": {"direction": "gateable"},
+        "verify": {"method": "gateable", "tolerance": 0.025},
+    }
+
+    def frame(steps):
+        base = [3000.0] * len(steps)
+        cand = [v * math.exp(step) for v, step in zip(base, steps, strict=True)]
+        return pd.DataFrame(
+            bench_rows("base", base, "peak_rss_anon_mb") + bench_rows("cand", cand, "peak_rss_anon_mb")
+        )
+
+    verdict, evidence = evaluate(item, frame([0.001, -0.0011]), [])[:2]
+    row = evidence.iloc[0]
+    assert row["mde"] < 0.025 < row["mde_high"] and row["mde_low"] < 0.025, row.to_dict()
+    assert verdict == "inconclusive"
+    verdict, evidence = evaluate(item, frame([0.001, -0.001] * 20), [])[:2]
+    assert verdict == "confirmed" and evidence["mde_high"].iloc[0] <= 0.025
+    verdict, evidence = evaluate(item, frame([0.1, -0.1] * 20), [])[:2]
+    assert verdict == "refuted" and evidence["mde_low"].iloc[0] > 0.025
 
 
 def test_retracted_rows_are_marked_and_never_used(tmp_path):

@@ -9,6 +9,7 @@ from edgebench.stats import (
     gate_outcome,
     look_schedule,
     mcnemar_exact,
+    mde_interval,
     minimum_detectable_effect,
     paired_estimate,
     pocock_bounds,
@@ -112,3 +113,22 @@ def test_paired_outcomes_pair_on_the_same_units_and_count_discordant_pairs():
     pairs = paired_outcomes(arm, ref, ["task", "trial"])
     assert (pairs.pairs, pairs.only_arm, pairs.only_reference) == (3, 1, 1)  # d and e have no pair
     assert pairs.rate == 2 / 3 and pairs.reference_rate == 2 / 3 and pairs.p_value == 1.0
+
+
+@pytest.mark.parametrize("n", [2, 4, 12])
+def test_the_mde_interval_covers_the_mde_of_the_true_spread_at_its_level(n):
+    """An MDE read from n pairs' spread, with its interval: over many draws the interval holds the MDE
+    the true spread gives in about 95 % of them, at any n (two pairs included)."""
+    rng = np.random.default_rng(11)
+    sd, planned, trials = 0.02, 10, 2000
+    true = minimum_detectable_effect(sd, planned)
+    covered = 0
+    for _ in range(trials):
+        observed = minimum_detectable_effect(float(rng.normal(0.0, sd, n).std(ddof=1)), planned)
+        low, high = mde_interval(observed, n)
+        assert low <= observed <= high
+        covered += low <= true <= high
+    assert abs(covered / trials - 0.95) < 3 * math.sqrt(0.95 * 0.05 / trials)
+    narrow, wide = mde_interval(true, 40), mde_interval(true, 3)
+    assert wide[0] < narrow[0] < true < narrow[1] < wide[1]  # more pairs, a narrower interval
+    assert all(math.isnan(v) for v in mde_interval(true, 1))

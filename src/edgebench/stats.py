@@ -140,6 +140,18 @@ def minimum_detectable_effect(sd_log: float, n: int, alpha: float = ALPHA, power
     return float(1 - math.exp(-shift))
 
 
+def mde_interval(mde: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The MDE at both ends of the chi-square interval of the SD it was read from (n values, n - 1
+    degrees of freedom): an MDE from a few pairs is as uncertain as their spread. The MDE is
+    1 - exp(-c * sd), so at an SD s it is 1 - (1 - mde) ** (s / sd)."""
+    if n < 2 or not math.isfinite(mde):
+        return math.nan, math.nan
+    df, tail = n - 1, (1 - level) / 2
+    chi2 = _scipy_stats().chi2
+    low, high = math.sqrt(df / chi2.ppf(1 - tail, df)), math.sqrt(df / chi2.ppf(tail, df))
+    return float(1 - (1 - mde) ** low), float(1 - (1 - mde) ** high)
+
+
 @functools.lru_cache(maxsize=64)
 def mcnemar_pairs_needed(
     difference: float, discordant: float, alpha: float = ALPHA, power: float = POWER

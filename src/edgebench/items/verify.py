@@ -19,6 +19,7 @@ from edgebench.stats import (
     TOO_FEW_PAIRS,
     gate_outcome,
     mcnemar_detectable_difference,
+    mde_interval,
     paired_outcomes,
     sequential_paired,
     wilson_interval,
@@ -69,7 +70,10 @@ def paired_ratio(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
 
 def gateable(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
     """Is the metric gateable on these arms: is the minimum detectable effect of each arm paired with
-    the first one, at the study's rounds, within the tolerance?"""
+    the first one, at the study's rounds, within the tolerance? Judged on the MDE's interval (from
+    the chi-square interval of the spread it was read from), so a spread read from a few pairs
+    decides nothing: it fits when every interval lies within the tolerance, fails when one lies
+    wholly beyond it, and is inconclusive otherwise."""
     name = item["starts_from"]["metric"]
     baseline, *others = item["starts_from"]["arms"]
     settings = {"tolerance": item["verify"].get("tolerance", DEFAULT_TOLERANCE), "look_every": 2}
@@ -80,7 +84,14 @@ def gateable(frame: pd.DataFrame, item: dict) -> tuple[str, pd.DataFrame]:
         return TOO_FEW_PAIRS, evidence
     if evidence["mde"].isna().any():
         return "inconclusive", evidence
-    fits = bool((evidence["mde"] <= evidence["tolerance"]).all())
+    bounds = [mde_interval(mde, pairs) for mde, pairs in zip(evidence["mde"], evidence["pairs"], strict=True)]
+    evidence["mde_low"], evidence["mde_high"] = [low for low, _ in bounds], [high for _, high in bounds]
+    if (evidence["mde_high"] <= evidence["tolerance"]).all():
+        fits = True
+    elif (evidence["mde_low"] > evidence["tolerance"]).any():
+        fits = False
+    else:
+        return "inconclusive", evidence
     return ("confirmed" if fits == (item["expect"]["direction"] == "gateable") else "refuted"), evidence
 
 
