@@ -56,10 +56,25 @@ def test_a_dtype_probe_without_torch_is_a_row_that_says_so():
     assert math.isnan(rows[0]["number"])
 
 
+# The two alone rates of one probe may differ this much before its ratio says nothing: a ratio is
+# read against a core whose speed held still.
+DRIFT_LIMIT = 0.25
+
+
+def skip_if_drifted(*readings: probes.Interference) -> None:
+    """Skip, naming the rates, when the core's speed changed during a probe: another guest on the
+    host's sibling hyperthread or a clock change, which no test controls (and which shows as no steal)."""
+    for reading in readings:
+        if reading.drift > DRIFT_LIMIT:
+            pytest.skip(f"the core's speed changed during the probe: alone {reading.alone_gflops} GFLOP/s")
+
+
 def test_two_probes_pinned_to_one_core_read_as_one_core_shared():
     core = USABLE[-1]
     shared = probes.interference([core, core], seconds=1.0)
     # each of two probes on one core gets about half of it; a busy neighbour only lowers it further
+    if shared.ratio >= probes.SHARED_BELOW:
+        skip_if_drifted(shared)
     assert shared.ratio < probes.SHARED_BELOW, shared
     assert shared.label == "one core shared"
 
@@ -72,5 +87,15 @@ def test_two_cores_alone_read_higher_than_one_core_shared():
     apart = probes.interference(cores, seconds=1.0)
     shared = probes.interference([cores[0], cores[0]], seconds=1.0)
     # the same probe, the same core count: only sharing one core can halve each rate
+    if apart.ratio <= shared.ratio + 0.2:
+        skip_if_drifted(apart, shared)
     assert apart.ratio > shared.ratio + 0.2, (apart, shared)
     assert apart.label != "one core shared"
+
+
+def test_the_ratio_reads_the_together_rates_against_both_alone_rates():
+    # the core sped up between the two alone runs: the ratio uses their mean and the drift says so
+    reading = probes.Interference((0, 0), (60.0, 100.0), (40.0, 40.0))
+    assert reading.ratio == pytest.approx(0.5) and reading.label == "one core shared"
+    assert reading.drift == pytest.approx(0.5)
+    assert probes.Interference((0, 1), (80.0, 80.0), (80.0, 76.0)).drift == 0.0

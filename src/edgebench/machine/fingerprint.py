@@ -66,10 +66,11 @@ def measured_rows(cores: list[int], probe_s: float) -> list[dict]:
     rows += dtype_rows(probes.run_probes("dtype", cores[:1], probe_s)[0], probe_s)
     if len(cores) > 1:
         probe = probes.interference(cores, probe_s)
-        method = f"gemm alone on core {cores[0]}, then on cores {cores} at once"
+        method = f"gemm alone on core {cores[0]}, then on cores {cores} at once, then alone again"
         rows += [
             _row("interference_ratio", probe.ratio, "x", "measured", method),
             _row("interference", probe.label, "", "measured", method),
+            _row("interference_drift", probe.drift, "share", "measured", "the two alone rates' difference"),
         ]
     else:
         rows.append(_row("interference", "not measured: one usable core", "", "measured"))

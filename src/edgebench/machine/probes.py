@@ -28,13 +28,21 @@ class ProbeError(RuntimeError):
 @dataclass(frozen=True)
 class Interference:
     cores: tuple[int, ...]
-    alone_gflops: float
+    alone_gflops: tuple[float, float]  # before and after the probes run together
     together_gflops: tuple[float, ...]
 
     @property
     def ratio(self) -> float:
-        """Mean rate of the probes run together over the rate of one alone (1.0: no interference)."""
-        return sum(self.together_gflops) / len(self.together_gflops) / self.alone_gflops
+        """Mean rate of the probes run together over the mean rate of one alone (1.0: no interference)."""
+        alone = sum(self.alone_gflops) / len(self.alone_gflops)
+        return sum(self.together_gflops) / len(self.together_gflops) / alone
+
+    @property
+    def drift(self) -> float:
+        """How far the two alone rates disagree, as a share of their mean: the core's own change of
+        speed over the probe (a busy sibling hyperthread on the host shows as no steal)."""
+        before, after = self.alone_gflops
+        return abs(before - after) / ((before + after) / 2)
 
     @property
     def label(self) -> str:
@@ -81,10 +89,13 @@ def triad_array_bytes(caches: dict[str, str] | None = None) -> int:
 
 
 def interference(cores: list[int], seconds: float) -> Interference:
-    """The GEMM probe on the first core alone, then on every listed core at the same time."""
-    alone = run_probes("gemm", cores[:1], seconds)[0]["gflops"]
+    """The GEMM probe on the first core alone, then on every listed core at the same time, then
+    alone again: the together rates are read against both alone rates, so a drift of the core's
+    speed during the probe is bracketed and stated (`drift`), not taken for interference."""
+    before = run_probes("gemm", cores[:1], seconds)[0]["gflops"]
     together = run_probes("gemm", cores, seconds)
-    return Interference(tuple(cores), alone, tuple(r["gflops"] for r in together))
+    after = run_probes("gemm", cores[:1], seconds)[0]["gflops"]
+    return Interference(tuple(cores), (before, after), tuple(r["gflops"] for r in together))
 
 
 def cpu_times() -> dict[int, CpuTimes]:
