@@ -106,7 +106,7 @@ def skip_if_disturbed(rows: list[dict], cores: list[int], limit: float, wall: st
     if not flagged:
         return
     steal = {(r.get("arm"), r.get("round")): r["steal_s"] / r[wall] for r in flagged}
-    if all(r["stolen_frac"] - r["steal_s"] / r[wall] <= limit for r in flagged):
+    if all(r["stolen_frac"] - share <= limit for r, share in zip(flagged, steal.values(), strict=True)):
         named = {key: round(share, 2) for key, share in steal.items()}
         pytest.skip(f"the hypervisor took part of the cores (/proc/stat steal share by arm, round: {named})")
     skip_if_still_busy(True, cores)

@@ -24,7 +24,7 @@ from edgebench.bench.arm_process import (
     sample_identity,
     wait_until_idle,
 )
-from edgebench.bench.guard import stolen_fraction
+from edgebench.bench.guard import steal_ticks, stolen_fraction
 from edgebench.bench.round_progress import RoundClock
 from edgebench.procfs import (
     CLOCK_TICKS,
@@ -205,7 +205,7 @@ def pair_rows(run: PairRun, arms: dict, before: dict, t0: float, limit: float) -
             "pair_wall_s": pair_wall,
             "cpu_s": (ticks - before["ticks"][name]) / CLOCK_TICKS,
             "runqueue_wait_s": (wait_ns - before["waits"][name]) / 1e9,
-            "steal_s": (cpu[run.core].steal - before["cpu"][run.core].steal) / CLOCK_TICKS,
+            "steal_s": steal_ticks(before["cpu"], cpu, [run.core]) / CLOCK_TICKS,
             "stolen_frac": stolen,
             "status": "contended" if stolen > limit or moved else "ok",
             "error": moved,

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from edgebench.bench.contract import EngineSpec
-from edgebench.bench.guard import stolen_fraction
+from edgebench.bench.guard import steal_ticks, stolen_fraction
 from edgebench.engines.base import spawn_env
 from edgebench.procfs import CLOCK_TICKS, children_of, read_proc_stat, tree_cpu_ticks, tree_rss_anon_mb
 
@@ -99,7 +99,7 @@ def run_worker(spec: EngineSpec, cores: list[int], timeout_s: float, interval_s:
             started_at=datetime.fromtimestamp(t_parent, UTC).isoformat(),
             peak_rss_anon_mb=sampler.peak_rss_mb if sampler.samples else float("nan"),
             stolen_frac=stolen_fraction(cpu_before, cpu_after, cores, own_ticks, wall_s),
-            steal_s=sum(cpu_after[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
+            steal_s=steal_ticks(cpu_before, cpu_after, cores) / CLOCK_TICKS,
             rss_samples=sampler.samples,
         )
         return result

@@ -37,7 +37,7 @@ from edgebench.bench.arm_process import (  # noqa: F401  (ArmProcess, ArmFailed:
     wait_until_idle,
 )
 from edgebench.bench.contract import EngineSpec
-from edgebench.bench.guard import stolen_fraction
+from edgebench.bench.guard import steal_ticks, stolen_fraction
 from edgebench.bench.interleave import run_interleaved_rounds
 from edgebench.bench.round_progress import RoundClock
 from edgebench.engines.registry import engine_info
@@ -315,7 +315,7 @@ def measure_together(
             "pair_wall_s": pair_wall_s,
             "cpu_s": own / CLOCK_TICKS,
             "runqueue_wait_s": (end.wait_ns - waits_before[arm.name]) / 1e9,
-            "steal_s": sum(end.cpu[c].steal - cpu_before[c].steal for c in cores) / CLOCK_TICKS,
+            "steal_s": steal_ticks(cpu_before, end.cpu, cores) / CLOCK_TICKS,
             "idle_engines_cpu_s": idle_cpu,
             "stolen_frac": stolen,
             "status": "contended" if stolen > settings.contention_limit or moved else "ok",
