@@ -48,3 +48,37 @@ def test_findings_state_span_machine_kernels_verdicts_and_decision():
     assert "12.0 min" in text and "ISA level: avx2" in text and "Some CPU" in text
     assert "`vllm/w8a8`: onednn_int8" in text and "| H2 | confirmed | every arm moved |" in text
     assert "## Deployment decision" in text and "Totals: 1 confirmed" in text
+
+
+def test_a_warm_pair_without_a_ratio_says_why_instead_of_nan():
+    """An arm the CPU refused has no warm ratio: its row names the comparison's verdict and the
+    refusal of the side that never ran, and the baseline's own clean rows add nothing."""
+    compare = pd.DataFrame(
+        [
+            {"measured": "warm", "metric": "decode_tok_s", "arm": "vllm/int4", "baseline": "vllm/bf16",
+             "rounds": 0, "ratio": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"),
+             "sd_log": float("nan"), "mde": float("nan"), "core_offset": float("nan"),
+             "verdict": "no clean pairs"}
+        ]
+    )  # fmt: skip
+    refusal = "vllm/int4 runs W4A16, kernel cpu_gemm_wna16, which needs avx512f; this CPU lacks avx512f"
+    samples = [("vllm/int4", "failed", refusal)] * 3 + [
+        ("vllm/bf16", "ok", ""),
+        ("vllm/bf16", "failed", "partner vllm/int4 is down"),
+    ]
+    warm = pd.DataFrame(
+        [
+            {**rows(arm, "2026-01-01T00:00:00+00:00", 10, "vllm_bf16"), "status": status, "error": error}
+            for arm, status, error in samples
+        ]
+    )
+    noise = pd.DataFrame(
+        [{"arm": "vllm/int4", "baseline": "vllm/bf16", "design": "interleaved", "swaps": 0,
+          "sd_log_per_swap": float("nan"), "seconds_per_swap": float("nan"), "mde": float("nan")}]
+    )  # fmt: skip
+    text = findings_markdown({"compare": compare, "warm_noise": noise, "warm": warm})
+    line = next(x for x in text.splitlines() if x.startswith("| vllm/int4 vs vllm/bf16 | 0 |"))
+    assert "not measured: no clean pairs; vllm/int4: 3 failed: refused: cpu_gemm_wna16 needs avx512f" in line
+    assert "partner" not in line and line.count("|") == 10  # nine cells, as the header has
+    assert "| vllm/int4 vs vllm/bf16 | interleaved | 0 | not measured: no swaps |  |  |" in text
+    assert "nan" not in text

@@ -10,6 +10,8 @@ import json
 
 import pandas as pd
 
+from edgebench.decision import root_cause
+
 
 def _span(tables: dict[str, pd.DataFrame]) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     """First measurement's start and last one's end, over every row that has timestamps."""
@@ -53,7 +55,7 @@ def kernel_lines(frame: pd.DataFrame) -> list[str]:
     return [f"- `{arm}`: {path}" for arm, path in paths.items()]
 
 
-def duet_lines(compare: pd.DataFrame) -> list[str]:
+def duet_lines(compare: pd.DataFrame, warm: pd.DataFrame | None = None) -> list[str]:
     """Every warm decode comparison: ratio and interval, per-swap paired SD, MDE, core offset."""
     rows = compare[(compare["measured"] == "warm") & (compare["metric"] == "decode_tok_s")]
     lines = [
@@ -62,6 +64,10 @@ def duet_lines(compare: pd.DataFrame) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in rows.iterrows():
+        if pd.isna(r["ratio"]):  # a pair with no ratio says why, never "nan"
+            cells = [f"{r['arm']} vs {r['baseline']}", str(r["rounds"]), no_ratio(r, warm), *[""] * 6]
+            lines.append("| " + " | ".join(cells) + " |")
+            continue
         offset = r.get("core_offset", float("nan"))
         shown = "none: one core" if pd.isna(offset) else f"{offset:+.3f}"  # interleaved pairs share a core
         lines.append(
@@ -70,6 +76,19 @@ def duet_lines(compare: pd.DataFrame) -> list[str]:
             f"| {r['sd_log']:.3f} | {r['mde']:.3f} | {shown} | {across_cell(r)} |"
         )
     return lines
+
+
+def no_ratio(row: pd.Series, warm: pd.DataFrame | None) -> str:
+    """Why a warm pair has no ratio: the comparison's own verdict and, for a side whose every
+    sample failed, what its first failure said (a CPU refusal names the flag)."""
+    reason = str(row.get("verdict", "") or "no ratio")
+    if warm is not None and {"arm", "status", "error"} <= set(warm.columns):
+        for arm in (row["arm"], row["baseline"]):
+            samples = warm[warm["arm"] == arm]
+            failed = samples[samples["status"] == "failed"]
+            if len(failed) and len(failed) == len(samples):
+                reason += f"; {arm}: {len(failed)} failed: {root_cause(str(failed['error'].iloc[0]))}"
+    return f"not measured: {reason}"
 
 
 def within_label(row: pd.Series) -> str:
@@ -100,6 +119,10 @@ def noise_lines(noise: pd.DataFrame) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for _, r in noise.iterrows():
+        if not r["swaps"]:  # the pair never ran (its failures are in the paired table above)
+            pair = f"{r['arm']} vs {r['baseline']}"
+            lines.append(f"| {pair} | {r['design']} | 0 | not measured: no swaps |  |  |")
+            continue
         lines.append(
             f"| {r['arm']} vs {r['baseline']} | {r['design']} | {r['swaps']} | {r['sd_log_per_swap']:.3f} "
             f"| {r['seconds_per_swap']:.1f} | {r['mde']:.3f} |"
@@ -145,7 +168,7 @@ def findings_markdown(tables: dict[str, pd.DataFrame], decision_md: str = "") ->
         arms = pd.concat([f for f in measured.values() if "kernel_path" in f], ignore_index=True)
         lines += ["## Kernel path per arm", "", *kernel_lines(arms), ""]
     if "compare" in tables and not tables["compare"].empty:
-        lines += ["## Warm decode, paired", "", *duet_lines(tables["compare"]), ""]
+        lines += ["## Warm decode, paired", "", *duet_lines(tables["compare"], tables.get("warm")), ""]
     if "warm_noise" in tables and not tables["warm_noise"].empty:
         lines += ["## How steady the warm session was", "", *noise_lines(tables["warm_noise"]), ""]
     if "verdicts" in tables and not tables["verdicts"].empty:
