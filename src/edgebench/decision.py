@@ -91,6 +91,11 @@ def root_cause(error: str, limit: int = 160) -> str:
     return (first[0] if first else "")[:limit]
 
 
+def failures_said(failed: pd.DataFrame) -> str:
+    """How many rows failed and what the first one said, short."""
+    return f"{len(failed)} failed: {root_cause(str(failed['error'].iloc[0]))}"
+
+
 def _why(rows: pd.DataFrame, clean: pd.DataFrame) -> str:
     if len(clean) > 1:
         return ""
@@ -98,7 +103,7 @@ def _why(rows: pd.DataFrame, clean: pd.DataFrame) -> str:
         return "no rows for this arm"
     failed = rows[rows["status"] == "failed"]
     if len(failed) and len(clean) == 0:
-        return f"{len(failed)} failed: {root_cause(str(failed['error'].iloc[0]))}"
+        return failures_said(failed)
     return f"{len(clean)} clean of {len(rows)} samples"
 
 

@@ -10,7 +10,7 @@ import json
 
 import pandas as pd
 
-from edgebench.decision import root_cause
+from edgebench.decision import failures_said
 
 
 def _span(tables: dict[str, pd.DataFrame]) -> tuple[pd.Timestamp, pd.Timestamp] | None:
@@ -82,12 +82,11 @@ def no_ratio(row: pd.Series, warm: pd.DataFrame | None) -> str:
     """Why a warm pair has no ratio: the comparison's own verdict and, for a side whose every
     sample failed, what its first failure said (a CPU refusal names the flag)."""
     reason = str(row.get("verdict", "") or "no ratio")
-    if warm is not None and {"arm", "status", "error"} <= set(warm.columns):
-        for arm in (row["arm"], row["baseline"]):
-            samples = warm[warm["arm"] == arm]
-            failed = samples[samples["status"] == "failed"]
-            if len(failed) and len(failed) == len(samples):
-                reason += f"; {arm}: {len(failed)} failed: {root_cause(str(failed['error'].iloc[0]))}"
+    for arm in (row["arm"], row["baseline"]) if warm is not None else ():
+        samples = warm[warm["arm"] == arm]
+        failed = samples[samples["status"] == "failed"]
+        if len(failed) and len(failed) == len(samples):
+            reason += f"; {arm}: {failures_said(failed)}"
     return f"not measured: {reason}"
 
 
