@@ -35,9 +35,42 @@ def test_round_orders_are_seeded_shuffles():
     assert orders == [round_order(arms, 7, r) for r in range(6)]  # reproducible from (seed, round)
 
 
-def test_every_sample_is_a_row_in_the_recorded_order(tiny_model, tmp_path):
+def recorded_loads(monkeypatch) -> list[tuple[str, str]]:
+    """The session's engine starts and readies, in the order they happen."""
+    from edgebench.bench import session
+
+    events = []
+    start, wait_ready = session.ArmProcess.start, session.ArmProcess.wait_ready
+
+    def recorded_start(name, *args):
+        events.append(("start", name))
+        return start(name, *args)
+
+    def recorded_wait_ready(self, timeout_s):
+        wait_ready(self, timeout_s)
+        events.append(("ready", self.name))
+
+    monkeypatch.setattr(session.ArmProcess, "start", staticmethod(recorded_start))
+    monkeypatch.setattr(session.ArmProcess, "wait_ready", recorded_wait_ready)
+    return events
+
+
+def test_engines_load_side_by_side_and_every_sample_is_a_row_in_the_recorded_order(
+    tiny_model, tmp_path, monkeypatch
+):
+    """Loading is not measured, and a load is mostly one-thread imports: the next engine starts
+    before the last one is ready, as many at once as there are cores. Then every sample is a row."""
+    loads = recorded_loads(monkeypatch)
     specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b", "hf/c")}
     rows = run_session(specs, settings(3), tmp_path, progress=lambda message: None)
+    names, width = list(specs), len(settings(3).cores)
+    batches = [names[first : first + width] for first in range(0, len(names), width)]
+    assert loads == [
+        event
+        for batch in batches
+        for event in [*(("start", n) for n in batch), *(("ready", n) for n in batch)]
+    ]
+    assert width == 1 or loads[1] == ("start", "hf/b")  # the second engine starts before the first is ready
     assert len(rows) == 9
     for r in range(3):
         in_round = sorted((row for row in rows if row["round"] == r), key=lambda row: row["order_position"])

@@ -133,11 +133,13 @@ def load_arms(specs, settings: SessionSettings, workdir: Path, progress, refused
     for name, error in refused.items():
         progress(load_failure_line(name, error))
     names = [name for name in specs if name not in refused]
-    # Loading is not measured: single-thread duet engines load side by side, as many at once
-    # as there are cores. Each starts on every session core, never one: a runtime that
-    # captures the mask its process started with (OpenVINO's thread pool) re-applies it to
-    # every thread it runs, which would keep it on that core whatever the coordinator pins.
-    width = len(settings.cores) if settings.paired else 1
+    # Loading is not measured: engines load side by side, as many at once as there are cores
+    # (an import is one thread; one at a time left the other cores idle), and every engine is
+    # resident beside the others afterwards anyway. Each starts on every session core, never
+    # one: a runtime that captures the mask its process started with (OpenVINO's thread pool)
+    # re-applies it to every thread it runs, which would keep it on that core whatever the
+    # coordinator pins.
+    width = len(settings.cores)
     for batch in [names[i : i + width] for i in range(0, len(names), width)]:
         t0 = time.time()
         for name in batch:
