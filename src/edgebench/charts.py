@@ -7,6 +7,7 @@ import pandas as pd
 
 from edgebench.io import atomic_path
 from edgebench.metrics import metric
+from edgebench.vega_bundle import disk_cached_bundle
 
 
 def _rep_spread(frame: pd.DataFrame, name: str) -> alt.Chart:
@@ -462,4 +463,5 @@ def _atomic_save(chart: alt.Chart, path: str, **kwargs) -> None:
 def save_chart(chart: alt.Chart, *, png: str, svg: str, html: str) -> None:
     _atomic_save(chart, png, scale_factor=2)
     _atomic_save(chart, svg)
-    _atomic_save(chart, html, inline=True)
+    with disk_cached_bundle():
+        _atomic_save(chart, html, inline=True)

@@ -17,20 +17,17 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from edgebench.cache_dir import cache_dir
 from edgebench.io import write_text
 
 MAX_ENTRIES = 4000  # beyond this a write keeps only what its own process used
 
 
 def cache_file() -> Path:
-    """The cache's file: EDGEBENCH_CACHE_DIR, else the user's cache folder."""
-    base = os.environ.get("EDGEBENCH_CACHE_DIR") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "edgebench"
-    )
-    return Path(base) / "file-facts.json"
+    """The cache's file, in edgebench's cache folder."""
+    return cache_dir() / "file-facts.json"
 
 
 def file_key(path: Path, package: Path, content: bytes) -> str:
