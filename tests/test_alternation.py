@@ -160,7 +160,13 @@ for on in (True, False, True, False, True, False):
     engine.inject_slowdown(on)
     stamps = engine.generate_stamped(prompt, 48)
     rates["on" if on else "off"].append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
+import psutil
+def vllm_processes():
+    return [p.cmdline()[:1] for p in psutil.Process().children(recursive=True) if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE and "VLLM" in " ".join(p.cmdline())]
+print("RUNNING " + json.dumps(vllm_processes()))
 engine.close()
+print("LEFT " + json.dumps(vllm_processes()))
 print("RATES " + json.dumps(rates))
 """
 
@@ -174,6 +180,14 @@ def test_a_real_vllm_engine_slows_only_the_requests_that_ask(tiny_model):
     line = next((x for x in run.stdout.splitlines() if x.startswith("RATES ")), None)
     assert run.returncode == 0 and line, run.stderr[-3000:]
     rates = json.loads(line[len("RATES ") :])
+    # the close stopped vLLM's engine core and worker (seen running before it): none is left
+    printed = {
+        x.split(" ", 1)[0]: json.loads(x.split(" ", 1)[1])
+        for x in run.stdout.splitlines()
+        if x.startswith(("RUNNING ", "LEFT "))
+    }
+    assert len(printed["RUNNING"]) >= 2 and printed["LEFT"] == [], printed
+
     ratio = np.median(rates["on"]) / np.median(rates["off"])
     # a 50% loss reads 0.5; no loss (flag ignored) reads 1 and a loss on every request does too
     assert ratio < 0.75, rates

@@ -26,6 +26,10 @@ def vllm_env(arm: dict) -> dict[str, str]:
         env["VLLM_CPU_INT4_W4A8"] = "1" if arm["int4_w4a8"] else "0"
     if arm.get("single_process"):  # EngineCore inside the front end (the worker too, see load)
         env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    # How long a close waits for vLLM's worker to leave on its own before vLLM stops it (and the
+    # engine core) by PID: a CPU worker holds nothing a kill leaks, and vLLM's default wait was
+    # spent in full on every close.
+    env["VLLM_WORKER_SHUTDOWN_TIMEOUT_SECONDS"] = "1"
     # Read by edgebench's vLLM plugin in every vLLM process; always set, so an engine started after
     # another arm's in the same process never inherits that arm's value.
     env["EDGEBENCH_EMBEDDING_COPIES"] = str(arm.get("embedding_copies", 3))
