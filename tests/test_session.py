@@ -62,8 +62,9 @@ def test_engines_load_side_by_side_and_every_sample_is_a_row_in_the_recorded_ord
     before the last one is ready, as many at once as there are cores. Then every sample is a row."""
     loads = recorded_loads(monkeypatch)
     specs = {name: spec(tiny_model) for name in ("hf/a", "hf/b", "hf/c")}
-    rows = run_session(specs, settings(3), tmp_path, progress=lambda message: None)
-    names, width = list(specs), len(settings(3).cores)
+    three_rounds = settings(3)
+    rows = run_session(specs, three_rounds, tmp_path, progress=lambda message: None)
+    names, width = list(specs), len(three_rounds.cores)
     batches = [names[first : first + width] for first in range(0, len(names), width)]
     assert loads == [
         event

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from edgebench.cache_dir import cache_dir
-from edgebench.io import atomic_path
+from edgebench.io import write_text
 
 
 def cached_bundle(build, vl_version: str | None, version: str, where: Path) -> str:
@@ -25,8 +25,7 @@ def cached_bundle(build, vl_version: str | None, version: str, where: Path) -> s
         return path.read_text(encoding="utf-8")
     text = build(vl_version=vl_version)
     try:
-        with atomic_path(path) as tmp:
-            tmp.write_text(text, encoding="utf-8")
+        write_text(text, path)
     except OSError as error:
         print(f"vega bundle not cached at {path}: {error}", file=sys.stderr)
     return text
