@@ -1,6 +1,8 @@
 """Import-time parsing, tensor dedup by storage, the ledger's arithmetic, and kernel correctness."""
 
 import mmap
+import os
+import signal
 
 import numpy as np
 import pandas as pd
@@ -259,6 +261,22 @@ def test_baselines_run_together_and_a_module_that_fails_to_import_is_named(capfd
     assert 0 < plain < with_numpy and broken > 0  # numpy's arrays and tables are anonymous memory
     err = capfd.readouterr().err
     assert "baseline: edgebench.no_such_module not imported: ModuleNotFoundError" in err
+
+
+def test_baselines_started_apart_are_read_in_order_and_none_outlives_its_block():
+    from edgebench.diagnostics.ledger import Baselines
+    from edgebench.procfs import children_of
+
+    with Baselines() as baselines:
+        baselines.start(["json", "numpy"])
+        baselines.start(["json"])  # started later, read in the order started
+        assert baselines.pids() <= set(children_of(os.getpid()))  # the ledger can tell them apart
+        with_numpy, plain = baselines.results()
+    assert 0 < plain < with_numpy
+    with Baselines() as baselines:
+        baselines.start(["torch"])  # seconds of imports: still running when the block is left
+        (running,) = baselines.procs
+    assert running.returncode == -signal.SIGKILL
 
 
 def test_omp_runs_are_sized_to_the_probed_region_cost_within_their_bounds():

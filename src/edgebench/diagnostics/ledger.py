@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from edgebench.bench.contract import EngineSpec
 from edgebench.engines.registry import ledger_function
@@ -52,32 +53,59 @@ print(rss_anon_kb(os.getpid()))
 """
 
 
-def baseline_rss_anon_mbs(module_lists: list[list[str]], timeout_s: float = 600) -> list[float]:
-    """RssAnon of a fresh interpreter after importing each list of modules (the interpreter and
-    libraries' share), one process per list, started together: a process's RssAnon is its own,
-    so they need not wait for each other (each imports for seconds)."""
-    procs = []
-    try:
-        for modules in module_lists:
-            wanted = [m for m in modules if not m.startswith("__") and m != "edgebench.diagnostics.ledger"]
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _BASELINE_CODE],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+class Baselines:
+    """Baseline interpreters, each started as soon as its module list is known and read at the end:
+    a process's RssAnon is its own, so one may import beside the engine's one-thread load or beside
+    another baseline (each imports for seconds). Leaving the block stops any still running."""
+
+    def __init__(self, timeout_s: float = 600):
+        self.timeout_s = timeout_s
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, modules: list[str]) -> None:
+        wanted = [m for m in modules if not m.startswith("__") and m != "edgebench.diagnostics.ledger"]
+        # The list goes through a file: read whenever the child starts, it blocks no one.
+        with tempfile.TemporaryFile("w+") as given:
+            json.dump(wanted, given)
+            given.seek(0)
+            self.procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", _BASELINE_CODE],
+                    stdin=given,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
             )
-            procs.append((proc, json.dumps(wanted)))
-        return [_baseline_result(proc, given, timeout_s) for proc, given in procs]
-    finally:
-        for proc, _ in procs:  # one that failed or timed out leaves none of the others running
+
+    def pids(self) -> set[int]:
+        return {proc.pid for proc in self.procs}
+
+    def results(self) -> list[float]:
+        """RssAnon MB of each baseline, in the order they were started."""
+        return [_baseline_result(proc, self.timeout_s) for proc in self.procs]
+
+    def __enter__(self) -> Baselines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs:  # one that failed or timed out leaves none of the others running
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(timeout=30)
 
 
-def _baseline_result(proc: subprocess.Popen, given: str, timeout_s: float) -> float:
-    out, err = proc.communicate(given, timeout=timeout_s)
+def baseline_rss_anon_mbs(module_lists: list[list[str]], timeout_s: float = 600) -> list[float]:
+    """RssAnon of a fresh interpreter after importing each list of modules (the interpreter and
+    libraries' share), one process per list, started together."""
+    with Baselines(timeout_s) as baselines:
+        for modules in module_lists:
+            baselines.start(modules)
+        return baselines.results()
+
+
+def _baseline_result(proc: subprocess.Popen, timeout_s: float) -> float:
+    out, err = proc.communicate(timeout=timeout_s)
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
     for line in err.splitlines():
@@ -167,30 +195,33 @@ def _comm(pid: int) -> str:
 
 
 def vllm_ledger(spec: EngineSpec) -> list[dict]:
-    from edgebench.diagnostics.tensors import StorageLedger, live_tensors
-    from edgebench.engines.vllm_engine import VllmEngine
+    from edgebench.engines.base import apply_env
+    from edgebench.engines.vllm_engine import VllmEngine, vllm_env
 
-    engine = VllmEngine()
-    engine.load(
-        spec.build_dir,
-        spec.options,
-        spec.max_model_len,
-        worker_extension_cls="edgebench.diagnostics.ledger.LedgerWorkerExtension",
-    )
-    engine.generate(spec.filled_context_prompt(), 1)  # the state a bench rep measures: context filled once
-    worker = engine.llm.collective_rpc("edgebench_ledger")[0]
-    front = StorageLedger()
-    for tensor in live_tensors():
-        front.add("other live tensors", tensor)
-    front_pid, front_mb, front_modules, front_views = _this_process()
-    others = {p: (_comm(p), rss_anon_kb(p) / 1024.0) for p in children_of(front_pid) if p != worker["pid"]}
-    engine.close()
-
-    front_base, worker_base, core_base = baseline_rss_anon_mbs(
-        [front_modules, worker["modules"], list(ENGINE_CORE_MODULES)]
-    )
+    apply_env(vllm_env(spec.options))  # the baselines start in the environment the engine's processes get
+    with Baselines() as baselines:
+        # EngineCore's module list is fixed: its baseline imports beside the engine's one-thread load
+        baselines.start(list(ENGINE_CORE_MODULES))
+        engine = VllmEngine()
+        engine.load(
+            spec.build_dir,
+            spec.options,
+            spec.max_model_len,
+            worker_extension_cls="edgebench.diagnostics.ledger.LedgerWorkerExtension",
+        )
+        front, worker, others = _vllm_processes(engine, spec, baselines.pids())
+        engine.close()
+        baselines.start(front["modules"])
+        baselines.start(worker["modules"])
+        core_base, front_base, worker_base = baselines.results()
     rows = process_rows(
-        "front end", front_pid, front_mb, front_base, SAME_MODULES, _tensor_rows(front), front_views
+        "front end",
+        front["pid"],
+        front["rss_anon_mb"],
+        front_base,
+        SAME_MODULES,
+        front["attributed"],
+        front["views"],
     )
     rows += process_rows(
         "worker",
@@ -209,6 +240,32 @@ def vllm_ledger(spec: EngineSpec) -> list[dict]:
             name, base, method = f"helper: {comm}", 0.0, "none: helper process"
         rows += process_rows(name, pid, mb, base, method, [])
     return rows
+
+
+def _vllm_processes(
+    engine, spec: EngineSpec, baseline_pids: set[int]
+) -> tuple[dict, dict, dict[int, tuple[str, float]]]:
+    """The front end's and the worker's measurements with the context filled once (the state a
+    bench rep measures), and each other child process's name and RssAnon MB (the engine's, not the
+    ledger's own baseline interpreters)."""
+    from edgebench.diagnostics.tensors import StorageLedger, live_tensors
+
+    engine.generate(spec.filled_context_prompt(), 1)
+    worker = engine.llm.collective_rpc("edgebench_ledger")[0]
+    tensors = StorageLedger()
+    for tensor in live_tensors():
+        tensors.add("other live tensors", tensor)
+    pid, measured, modules, views = _this_process()
+    front = {
+        "pid": pid,
+        "rss_anon_mb": measured,
+        "modules": modules,
+        "views": views,
+        "attributed": _tensor_rows(tensors),
+    }
+    skip = {worker["pid"], *baseline_pids}
+    others = {p: (_comm(p), rss_anon_kb(p) / 1024.0) for p in children_of(pid) if p not in skip}
+    return front, worker, others
 
 
 def hf_ledger(spec: EngineSpec) -> list[dict]:
