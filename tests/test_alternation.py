@@ -160,10 +160,18 @@ for on in (True, False, True, False, True, False):
     engine.inject_slowdown(on)
     stamps = engine.generate_stamped(prompt, 48)
     rates["on" if on else "off"].append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
-import psutil
-def vllm_processes():
-    return [p.cmdline()[:1] for p in psutil.Process().children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE and "VLLM" in " ".join(p.cmdline())]
+import os
+from edgebench.procfs import children_of
+def vllm_processes():  # a zombie's cmdline is empty: only processes still running are named
+    names = []
+    for pid in children_of(os.getpid()):
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline").read()
+        except FileNotFoundError:  # gone since the listing
+            continue
+        if "VLLM" in cmdline:
+            names.append(cmdline.split("\\0")[0])
+    return names
 print("RUNNING " + json.dumps(vllm_processes()))
 engine.close()
 print("LEFT " + json.dumps(vllm_processes()))
