@@ -2,8 +2,10 @@
 process, read as that process's rounds with the loss over its rounds without it."""
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -173,17 +175,25 @@ def vllm_processes():  # a zombie's cmdline is empty: only processes still runni
             names.append(cmdline.split("\\0")[0])
     return names
 print("RUNNING " + json.dumps(vllm_processes()))
+ipc = os.environ["VLLM_RPC_BASE_PATH"]
+print("SOCKETS " + json.dumps([ipc, len(os.listdir(ipc))]))
 engine.close()
 print("LEFT " + json.dumps(vllm_processes()))
 print("RATES " + json.dumps(rates))
 """
 
 
-def test_a_real_vllm_engine_slows_only_the_requests_that_ask(tiny_model):
+def test_a_real_vllm_engine_slows_only_the_requests_that_ask(tiny_model, tmp_path):
     """vLLM's engine core in its own process, as in a study: a 50% loss turned on and off per
     request halves the flagged requests' decode rate and leaves the others' alone."""
+    temp = tmp_path / "temp"  # the probe's temp folder: what vLLM leaves there is seen
+    temp.mkdir()
     run = subprocess.run(
-        [sys.executable, "-c", PROBE, str(tiny_model)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", PROBE, str(tiny_model)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TMPDIR": str(temp)},
     )
     line = next((x for x in run.stdout.splitlines() if x.startswith("RATES ")), None)
     assert run.returncode == 0 and line, run.stderr[-3000:]
@@ -192,9 +202,15 @@ def test_a_real_vllm_engine_slows_only_the_requests_that_ask(tiny_model):
     printed = {
         x.split(" ", 1)[0]: json.loads(x.split(" ", 1)[1])
         for x in run.stdout.splitlines()
-        if x.startswith(("RUNNING ", "LEFT "))
+        if x.startswith(("RUNNING ", "LEFT ", "SOCKETS "))
     }
     assert len(printed["RUNNING"]) >= 2 and printed["LEFT"] == [], printed
+    # vLLM's socket files went to the process's own folder (in the probe's temp folder, or the
+    # system's /tmp where that is too long for a socket path), gone at the process's exit
+    folder, sockets = printed["SOCKETS"]
+    assert Path(folder).parent in (temp, Path("/tmp")) and sockets > 0, printed
+    assert Path(folder).name.startswith("edgebench-vllm-"), printed
+    assert not Path(folder).exists() and not any(p.is_socket() for p in temp.rglob("*"))
 
     ratio = np.median(rates["on"]) / np.median(rates["off"])
     # a 50% loss reads 0.5; no loss (flag ignored) reads 1 and a loss on every request does too

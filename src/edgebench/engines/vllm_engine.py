@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from edgebench.engines.base import WindowLogprobs, apply_env
+from edgebench.engines.vllm_ipc import private_ipc_dir
 from edgebench.isa import UnsupportedArm, require_kernel, vllm_kernel
 
 __all__ = ["UnsupportedArm", "VllmEngine", "check_supported", "vllm_env"]
@@ -119,6 +120,7 @@ class VllmEngine:
 
         self.kernel = check_supported(arm, cpu_flags(), build_facts(Path(build_dir)))
         apply_env(vllm_env(arm))
+        private_ipc_dir()  # vLLM's socket files go to this process's own folder, not /tmp
         from vllm import LLM
 
         self.llm = LLM(
