@@ -33,7 +33,16 @@ def reps(workdir: Path) -> dict[str, float]:
 def test_sigkill_mid_benchmark_keeps_finished_reps_and_reruns_the_interrupted_one(tmp_path):
     shutil.copytree(ROOT / ".test" / "kill" / "config", tmp_path / "config")
     run = [*SNAKEMAKE, "--directory", str(tmp_path), "--cores", "2", TARGET]
-    proc = subprocess.Popen(run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    # a process killed outright cannot remove its temp folders: they stay in this test's folder
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    proc = subprocess.Popen(
+        run,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
     deadline = time.monotonic() + 600
     while len(reps(tmp_path)) < 2 and time.monotonic() < deadline:  # two reps done, the third running
         time.sleep(0.5)
