@@ -73,6 +73,8 @@ def test_each_build_gets_a_row_per_requirement_and_an_overall_verdict():
     assert by.loc[("straddles", "peak_rss_anon_mb"), "verdict"] == "undecided"
     assert by.loc[("straddles", "kl_mean"), "verdict"] == "not met"
     assert by.loc[("refused", "decode_tok_s"), "verdict"] == "not measured"
+    # an arm the study left out of a part says so in the study's terms
+    assert by.loc[("refused", "decode_tok_s"), "why"] == "not in the warm session"
     assert "cpu_gemm_wna16 needs avx512f" in by.loc[("refused", "peak_rss_anon_mb"), "why"]
     overall = frame.groupby("arm")["build_verdict"].first()
     assert overall.to_dict() == {"refused": "not measured", "small": "fits", "straddles": "does not fit"}

@@ -61,7 +61,8 @@ def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict
         wins = int(clean[column].sum())
         low, high = wilson_interval(wins, len(clean)) if len(clean) else (math.nan, math.nan)
         value = wins / len(clean) if len(clean) else math.nan
-        return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
+        why = _why(rows, clean, spec.table)
+        return {"value": value, "low": low, "high": high, "n": len(clean), "why": why}
     clean = rows[(rows["status"] == "ok") & rows[column].notna()] if column in rows else rows.iloc[0:0]
     if spec.interval == "se" and len(clean):
         row = clean.iloc[-1]
@@ -75,7 +76,7 @@ def arm_estimate(tables: dict[str, pd.DataFrame], arm: str, metric: str) -> dict
             "why": "",
         }
     value, low, high = mean_interval(clean[column].to_numpy(float) if len(clean) else np.array([]))
-    return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean)}
+    return {"value": value, "low": low, "high": high, "n": len(clean), "why": _why(rows, clean, spec.table)}
 
 
 REFUSAL = re.compile(r"kernel (\S+), which needs ([^;]+);")
@@ -96,11 +97,20 @@ def failures_said(failed: pd.DataFrame) -> str:
     return f"{len(failed)} failed: {root_cause(str(failed['error'].iloc[0]))}"
 
 
-def _why(rows: pd.DataFrame, clean: pd.DataFrame) -> str:
+# Why an arm has no rows in a table, in the study's terms (the study left it out of that part).
+ABSENT = {
+    "bench": "no cold reps of this arm",
+    "warm": "not in the warm session",
+    "fidelity": "not scored for fidelity",
+    "agent_trials": "no agent trials of this arm",
+}
+
+
+def _why(rows: pd.DataFrame, clean: pd.DataFrame, table: str) -> str:
     if len(clean) > 1:
         return ""
     if rows.empty:
-        return "no rows for this arm"
+        return ABSENT.get(table, f"no rows for this arm in {table}")
     failed = rows[rows["status"] == "failed"]
     if len(failed) and len(clean) == 0:
         return failures_said(failed)
