@@ -11,7 +11,7 @@ import zmq
 from edgebench.engines.vllm_ipc import PARENT_MAX, PREFIX, socket_parent
 
 
-def test_the_longest_parent_accepted_binds_vllms_socket_and_one_longer_gives_way(tmp_path):
+def test_the_longest_parent_accepted_binds_vllms_socket_and_one_longer_gives_way():
     with tempfile.TemporaryDirectory(dir="/tmp") as base:  # a short base on every POSIX machine
         longest = Path(base) / ("p" * (PARENT_MAX - len(base) - 1))
         longest.mkdir()
