@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from edgebench.procfs import (
+    parse_last_cpu,
     parse_pid_stat,
     parse_proc_stat,
     parse_status_kb,
@@ -55,6 +56,21 @@ def test_pid_stat_survives_spaces_and_parentheses_in_the_name():
         44,
         999,
     )
+
+
+def test_last_cpu_is_field_39_after_a_name_with_spaces_and_parentheses():
+    fields = [str(n) for n in range(3, 53)]  # field n holds n
+    assert parse_last_cpu("4242 (my (odd) proc) " + " ".join(fields)) == 39
+
+
+def test_a_process_pinned_to_a_core_reads_that_core_as_its_last():
+    core = sorted(os.sched_getaffinity(0))[-1]
+    code = (
+        "import os; from edgebench.procfs import last_cpu; "
+        f"os.sched_setaffinity(0, {{{core}}}); sum(range(10**6)); print(last_cpu())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert int(out.stdout) == core
 
 
 def test_proc_stat_per_cpu_busy_idle_steal():

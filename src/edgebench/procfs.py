@@ -58,6 +58,16 @@ def parse_pid_stat(text: str) -> ProcStat:
     )
 
 
+def parse_last_cpu(text: str) -> int:
+    """Field 39 of /proc/PID/stat (`processor`): the CPU the process last ran on."""
+    return int(text[text.rindex(")") + 2 :].split()[39 - 3])
+
+
+def last_cpu() -> int:
+    """The CPU this process last ran on: where a pinned probe really ran, not where it asked to."""
+    return parse_last_cpu(Path("/proc/self/stat").read_text())
+
+
 def read_pid_stat(pid: int) -> ProcStat | None:
     try:
         return parse_pid_stat(Path(f"/proc/{pid}/stat").read_text())

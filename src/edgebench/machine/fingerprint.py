@@ -66,7 +66,10 @@ def measured_rows(cores: list[int], probe_s: float) -> list[dict]:
     rows += dtype_rows(probes.run_probes("dtype", cores[:1], probe_s)[0], probe_s)
     if len(cores) > 1:
         probe = probes.interference(cores, probe_s)
-        method = f"gemm alone on core {cores[0]}, then on cores {cores} at once, then alone again"
+        method = (
+            f"gemm alone on core {cores[0]}, then on cores {cores} at once (ran on {list(probe.ran_on)}), "
+            "then alone again"
+        )
         rows += [
             _row("interference_ratio", probe.ratio, "x", "measured", method),
             _row("interference", probe.label, "", "measured", method),

@@ -30,6 +30,7 @@ class Interference:
     cores: tuple[int, ...]
     alone_gflops: tuple[float, float]  # before and after the probes run together
     together_gflops: tuple[float, ...]
+    ran_on: tuple[int, ...] = ()  # the CPU each together probe last ran on, read by the probe itself
 
     @property
     def ratio(self) -> float:
@@ -95,7 +96,8 @@ def interference(cores: list[int], seconds: float) -> Interference:
     before = run_probes("gemm", cores[:1], seconds)[0]["gflops"]
     together = run_probes("gemm", cores, seconds)
     after = run_probes("gemm", cores[:1], seconds)[0]["gflops"]
-    return Interference(tuple(cores), (before, after), tuple(r["gflops"] for r in together))
+    rates, ran_on = tuple(r["gflops"] for r in together), tuple(r["ran_on"] for r in together)
+    return Interference(tuple(cores), (before, after), rates, ran_on)
 
 
 def cpu_times() -> dict[int, CpuTimes]:

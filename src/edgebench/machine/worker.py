@@ -10,6 +10,8 @@ import os
 import sys
 import time
 
+from edgebench.procfs import last_cpu
+
 GEMM_N = 256  # the fixed shape: float32 256x256 @ 256x256, in cache on any current CPU
 # torch's linear for the dtype probe: 256 prompt tokens through one 1024 -> 1024 layer, as a prefill does
 LINEAR_ROWS, LINEAR_IN, LINEAR_OUT = 256, 1024, 1024
@@ -41,7 +43,8 @@ def gemm_rate(seconds: float, start_at: float = 0.0) -> dict:
     np.matmul(a, b, out=out)  # first call loads the BLAS kernels: not counted
     wait_until(start_at)
     count, elapsed = timed_calls(functools.partial(np.matmul, a, b, out=out), seconds)
-    return {"gflops": 2 * GEMM_N**3 * count / elapsed / 1e9, "calls": count, "elapsed_s": elapsed}
+    rate = 2 * GEMM_N**3 * count / elapsed / 1e9
+    return {"gflops": rate, "calls": count, "elapsed_s": elapsed, "ran_on": last_cpu()}
 
 
 def linear_rate(dtype_name: str, seconds: float) -> float:
