@@ -42,11 +42,17 @@ class ProcStat:
     starttime: int
 
 
+def stat_fields_after_name(text: str) -> list[str]:
+    """The fields of /proc/PID/stat after the command name, which may hold spaces and parentheses,
+    so the split starts after the last ')': fields[0] is state (field 3); field n of proc(5) is
+    fields[n - 3]."""
+    return text[text.rindex(")") + 2 :].split()
+
+
 def parse_pid_stat(text: str) -> ProcStat:
-    """Parse /proc/PID/stat; the command name may hold spaces and parentheses, so split after ')'."""
+    """Parse /proc/PID/stat."""
     pid = int(text.split(" ", 1)[0])
-    fields = text[text.rindex(")") + 2 :].split()
-    # fields[0] is state (field 3); field n of proc(5) is fields[n - 3]
+    fields = stat_fields_after_name(text)
     return ProcStat(
         pid=pid,
         ppid=int(fields[1]),
@@ -60,7 +66,7 @@ def parse_pid_stat(text: str) -> ProcStat:
 
 def parse_last_cpu(text: str) -> int:
     """Field 39 of /proc/PID/stat (`processor`): the CPU the process last ran on."""
-    return int(text[text.rindex(")") + 2 :].split()[39 - 3])
+    return int(stat_fields_after_name(text)[39 - 3])
 
 
 def last_cpu() -> int:
